@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# twheel: top-level build. The two commands a new user needs:
+#   make demo    boot a VM, load the module, run the heartbeat demo
+#   make check   every test: host core tests, then the selftests in a VM
+#                on Debian 6.1, Debian 6.12 and a debug 6.12 kernel
+# Both install what they need (scripts/setup.sh) on a Debian 12 machine.
+#
+# On a server: make && sudo make install && sudo modprobe twheel
+
+KVER	?= $(shell uname -r)
+KDIR	?= /lib/modules/$(KVER)/build
+PREFIX	?= /usr/local
+DESTDIR	?=
+
+.PHONY: all module lib clean install demo check core-test fuzz-core \
+	fuzz-core-long bench-core selftests setup
+
+all: module lib
+
+setup:
+	./scripts/setup.sh
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lib:
+	$(MAKE) -C lib
+
+selftests: lib
+	$(MAKE) -C selftests
+
+core-test:
+	$(MAKE) -C tests/core test
+
+fuzz-core:
+	$(MAKE) -C tests/core fuzz
+
+fuzz-core-long:
+	$(MAKE) -C tests/core fuzz-long
+
+bench-core:
+	$(MAKE) -C tests/core bench N=$(N)
+
+demo:
+	./scripts/demo.sh
+
+check:
+	./scripts/check.sh
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	$(MAKE) -C lib clean
+	$(MAKE) -C tests/core clean
+	$(MAKE) -C selftests clean

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The twheel core: a hierarchical timing wheel keyed by 64-bit ids.
+ *
+ * Plain C over a handful of kernel helpers (lists, hash_64, bit ops,
+ * kvcalloc), with no user-memory access and no device code, so that the
+ * same source builds into the module and, through tests/core/host.h,
+ * into host programs. The design and its costs are explained at the top
+ * of wheel.c.
+ *
+ * Locking: none inside. Every function that takes a struct tw_wheel must
+ * be called with the caller's lock for that wheel held, in process
+ * context (tw_index_grow() may allocate with GFP_KERNEL_ACCOUNT).
+ * Memory for entries belongs to the caller: the core links and unlinks
+ * them, it never allocates or frees one.
+ */
+#ifndef TWHEEL_WHEEL_H
+#define TWHEEL_WHEEL_H
+
+#ifdef __KERNEL__
+#include <linux/list.h>
+#include <linux/types.h>
+#else
+#include "host.h"
+#endif
+
+#define TW_LVL_BITS	6			/* slots per level: 64, one u64 bitmap */
+#define TW_LVL_SIZE	(1U << TW_LVL_BITS)
+#define TW_LVL_MASK	((u64)TW_LVL_SIZE - 1)
+#define TW_LEVELS	6			/* 6 * 6 = 36 bits of ticks */
+/*
+ * Longest distance from the wheel's clock to a deadline, in ticks. The top
+ * level is used as a ring, so anything below 2^36 - 2^30 would do; 2^32
+ * (the uapi's TWHEEL_MAX_TIMEOUT_TICKS) leaves every slot unambiguous.
+ */
+#define TW_MAX_DELTA	(1ULL << 32)
+
+/**
+ * struct tw_entry - one id and its deadline
+ * @node:	link in a wheel slot while live, in tw_wheel.expired after.
+ * @id:		the caller's key.
+ * @expires:	deadline, in ticks of the wheel's clock.
+ * @hnext:	next entry in the same id-index bucket, while live.
+ * @stamp:	once expired: the value passed to tw_advance(); the
+ *		device keeps the time the tick was processed there.
+ *
+ * 40 bytes on 64-bit: the id index adds one pointer per 1 to 2 entries.
+ */
+struct tw_entry {
+	struct list_head node;
+	u64 id;
+	u64 expires;
+	union {
+		struct tw_entry *hnext;
+		u64 stamp;
+	};
+};
+
+/*
+ * Id index: chained hash table of 2^bits buckets, resized incrementally.
+ * While a resize is under way, buckets of @old below @move are already
+ * moved to @cur, and every operation moves a few more, so no single call
+ * rehashes the whole table.
+ */
+struct tw_index {
+	struct tw_entry **cur;
+	struct tw_entry **old;
+	unsigned int cur_bits;
+	unsigned int old_bits;
+	unsigned long move;		/* next bucket of @old to move */
+};
+
+/**
+ * struct tw_wheel - a timing wheel
+ * @clk:	last tick processed: every entry with expires <= @clk (in
+ *		wrapping order) is on @expired or gone.
+ * @nr_live:	entries in the slots (and the index).
+ * @nr_expired:	entries on @expired, not yet taken by the caller.
+ * @pend_level:	a level whose current slot is being cascaded and was
+ *		left unfinished when the budget ran out, or -1.
+ * @bitmap:	bit s of bitmap[l] set iff slots[l][s] is not empty.
+ * @slots:	the wheel; see the design comment in wheel.c.
+ * @expired:	expired entries, in deadline order.
+ * @index:	id -> entry.
+ */
+struct tw_wheel {
+	u64 clk;
+	u64 nr_live;
+	u64 nr_expired;
+	int pend_level;
+	u64 bitmap[TW_LEVELS];
+	struct list_head slots[TW_LEVELS][TW_LVL_SIZE];
+	struct list_head expired;
+	struct tw_index index;
+};
+
+/* Prepare an empty wheel whose clock reads @clk (any value: it wraps). */
+void tw_init(struct tw_wheel *w, u64 clk);
+
+/*
+ * Unlink every entry, live and expired, passing each to @release (which
+ * may free it), and free the index. The wheel is empty and reusable.
+ */
+void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
+		void *arg);
+
+/* The live entry for @id, or NULL. O(1). */
+struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
+
+/*
+ * Link @e (with @e->id set, not live, not in the index) as live with
+ * deadline @expires. The caller has checked tw_lookup(w, e->id) == NULL.
+ * @expires is clamped to clk + 1 .. clk + TW_MAX_DELTA: a deadline at or
+ * before the current tick fires at the next one. Returns -ENOMEM only if
+ * the index is overfull and could not grow; then nothing is linked.
+ */
+int tw_add(struct tw_wheel *w, struct tw_entry *e, u64 expires);
+
+/* Move live entry @e to deadline @expires (clamped as in tw_add()). O(1). */
+void tw_rearm(struct tw_wheel *w, struct tw_entry *e, u64 expires);
+
+/* Unlink live entry @e from the wheel and the index. O(1). */
+void tw_remove(struct tw_wheel *w, struct tw_entry *e);
+
+/*
+ * The tick of the next thing to do, a cascade or an expiry, in *@tick.
+ * Returns false when the wheel has no live entry (nothing to do ever).
+ * If work is pending at or before the current tick (a cascade cut short
+ * by its budget), *@tick is @w->clk. O(TW_LEVELS).
+ */
+bool tw_next_event(const struct tw_wheel *w, u64 *tick);
+
+/*
+ * Process ticks up to and including @now: expire entries whose deadline
+ * is <= @now onto @w->expired (in deadline order, stamped with @stamp)
+ * and cascade the others down. Stops after moving about @budget entries.
+ * Returns true when done up to @now, false when the budget ran out and
+ * the caller should call again (after dropping its lock for a moment).
+ * Cost: proportional to entries moved, not to ticks passed.
+ */
+bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp);
+
+/* Take the oldest expired entry off @w->expired, or NULL. */
+struct tw_entry *tw_pop_expired(struct tw_wheel *w);
+
+/* The oldest expired entry without taking it, or NULL. */
+struct tw_entry *tw_peek_expired(const struct tw_wheel *w);
+
+#endif /* TWHEEL_WHEEL_H */

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel helpers kmod/wheel.c uses, for building it into host
+ * programs (unit tests, fuzzer, benchmark). Semantics follow the kernel's
+ * include/linux/list.h, hash.h and bitops.h; only what wheel.c needs.
+ */
+#ifndef TWHEEL_HOST_H
+#define TWHEEL_HOST_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef uint32_t u32;
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#define BUILD_BUG_ON(c)	_Static_assert(!(c), #c)
+#define WARN_ON_ONCE(c) ({						\
+	bool __c = (c);							\
+	if (__c) {							\
+		fprintf(stderr, "WARN_ON_ONCE(%s) at %s:%d\n", #c,	\
+			__FILE__, __LINE__);				\
+		abort();						\
+	}								\
+	__c;								\
+})
+
+/* Allocation: the gfp argument is accepted and ignored. */
+typedef unsigned int gfp_t;
+#define GFP_KERNEL_ACCOUNT	0u
+#define __GFP_NOWARN		0u
+/* Tests set this to make the next N allocations fail (fault injection). */
+extern unsigned long tw_host_fail_alloc;
+static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	(void)gfp;
+	if (tw_host_fail_alloc) {
+		tw_host_fail_alloc--;
+		return NULL;
+	}
+	return calloc(n, size);
+}
+static inline void kvfree(const void *p)
+{
+	free((void *)p);
+}
+
+/* Doubly linked list, as include/linux/list.h. */
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+static inline void INIT_LIST_HEAD(struct list_head *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+static inline void __list_add(struct list_head *n, struct list_head *prev,
+			      struct list_head *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+static inline void list_add(struct list_head *n, struct list_head *h)
+{
+	__list_add(n, h, h->next);
+}
+static inline void list_add_tail(struct list_head *n, struct list_head *h)
+{
+	__list_add(n, h->prev, h);
+}
+static inline void list_del(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	e->next = (struct list_head *)0x100;	/* LIST_POISON1 */
+	e->prev = (struct list_head *)0x122;	/* LIST_POISON2 */
+}
+static inline void list_del_init(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	INIT_LIST_HEAD(e);
+}
+static inline bool list_empty(const struct list_head *h)
+{
+	return h->next == h;
+}
+static inline void list_move_tail(struct list_head *e, struct list_head *h)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	list_add_tail(e, h);
+}
+#define list_entry(ptr, type, member)	container_of(ptr, type, member)
+#define list_first_entry(h, type, member) list_entry((h)->next, type, member)
+#define list_first_entry_or_null(h, type, member) \
+	(list_empty(h) ? NULL : list_first_entry(h, type, member))
+#define list_next_entry(pos, member) \
+	list_entry((pos)->member.next, __typeof__(*(pos)), member)
+#define list_for_each_entry_safe(pos, n, head, member)			\
+	for (pos = list_first_entry(head, __typeof__(*pos), member),	\
+	     n = list_next_entry(pos, member);				\
+	     &pos->member != (head);					\
+	     pos = n, n = list_next_entry(n, member))
+
+/* include/linux/hash.h */
+#define GOLDEN_RATIO_64 0x61C8864680B583EBull
+static inline u32 hash_64(u64 val, unsigned int bits)
+{
+	return (u32)((val * GOLDEN_RATIO_64) >> (64 - bits));
+}
+
+/* include/linux/bitops.h */
+static inline u64 ror64(u64 word, unsigned int shift)
+{
+	return (word >> (shift & 63)) | (word << ((-shift) & 63));
+}
+static inline unsigned long __ffs64(u64 word)
+{
+	return (unsigned long)__builtin_ctzll(word);
+}
+static inline unsigned long __ffs(unsigned long word)
+{
+	return (unsigned long)__builtin_ctzl(word);
+}
+
+#endif /* TWHEEL_HOST_H */

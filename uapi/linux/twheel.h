@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * twheel: millions of deadlines behind one file descriptor.
+ *
+ * This header is the whole ABI of /dev/twheel. Each open() of the device
+ * creates a private timing wheel. The caller fixes its tick, default
+ * timeout, clock and entry cap with TWHEEL_IOC_SETUP, then registers
+ * 64-bit ids with deadlines (TWHEEL_IOC_OP, TWHEEL_IOC_BATCH) and reads
+ * back one struct twheel_event per id whose deadline passed, with read(2),
+ * in deadline order. poll/epoll report EPOLLIN while events wait.
+ *
+ * Rules for every command:
+ *  - All times are nanoseconds on the wheel's clock (the clockid given at
+ *    setup, as read by clock_gettime(2)); timeouts are relative, deadlines
+ *    absolute.
+ *  - Fields named pad and flag bits not defined here must be zero, else
+ *    EINVAL. User pointers travel as __u64.
+ *  - Unknown commands fail with ENOTTY; any command but TWHEEL_IOC_SETUP
+ *    on a wheel not yet set up fails with EBADFD.
+ */
+#ifndef _UAPI_LINUX_TWHEEL_H
+#define _UAPI_LINUX_TWHEEL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define TWHEEL_DEVICE		"/dev/twheel"
+
+/* Bounds on struct twheel_setup_args.tick_ns. */
+#define TWHEEL_TICK_MIN_NS	100000ULL		/* 100 us */
+#define TWHEEL_TICK_MAX_NS	3600000000000ULL	/* 1 h */
+
+/*
+ * Longest timeout, in ticks of the wheel: a timeout_ns larger than
+ * TWHEEL_MAX_TIMEOUT_TICKS * tick_ns is rejected with EINVAL.
+ * (2^32 ticks: 49 days at a 1 ms tick, 136 years at 1 s.)
+ */
+#define TWHEEL_MAX_TIMEOUT_TICKS	(1ULL << 32)
+
+/**
+ * struct twheel_setup_args - argument of TWHEEL_IOC_SETUP
+ * @tick_ns:		precision of the wheel, TWHEEL_TICK_MIN_NS to
+ *			TWHEEL_TICK_MAX_NS. Deadlines are rounded up to a
+ *			multiple of it, counted from the moment of setup.
+ * @default_timeout_ns:	timeout of operations that do not carry their own
+ *			(see TWHEEL_OPF_TIMEOUT). Same bounds as any timeout.
+ * @clockid:		CLOCK_MONOTONIC, or CLOCK_BOOTTIME to count time spent
+ *			in suspend.
+ * @max_entries:	cap on live ids plus undelivered events; operations
+ *			that would exceed it fail with ENOSPC. 0 selects the
+ *			module parameter max_entries_per_wheel, which is also
+ *			the upper bound.
+ * @flags:		must be 0.
+ * @pad:		must be 0.
+ *
+ * Setup is done once per wheel: a second call fails with EBUSY.
+ */
+struct twheel_setup_args {
+	__u64 tick_ns;
+	__u64 default_timeout_ns;
+	__u32 clockid;
+	__u32 max_entries;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Operation codes, struct twheel_op.op. */
+enum twheel_op_code {
+	TWHEEL_OP_ADD		= 1,	/* new id; EEXIST if live */
+	TWHEEL_OP_REFRESH	= 2,	/* re-arm a live id; ENOENT if none */
+	TWHEEL_OP_CANCEL	= 3,	/* remove a live id; ENOENT if none */
+	TWHEEL_OP_QUERY		= 4,	/* read a live id's deadline; ENOENT */
+};
+
+/* struct twheel_op.flags */
+/* timeout_ns holds the timeout (ADD, REFRESH); else the wheel's default. */
+#define TWHEEL_OPF_TIMEOUT		(1U << 0)
+/* REFRESH only: add the id when it is not live instead of ENOENT. */
+#define TWHEEL_OPF_ADD_IF_ABSENT	(1U << 1)
+
+/**
+ * struct twheel_op - one operation on one id
+ * @id:		the caller's id; every value, 0 and ~0 included, is valid.
+ * @timeout_ns:	in, with TWHEEL_OPF_TIMEOUT: time from now to the
+ *		deadline; 0 fires at the next tick. Must be 0 otherwise.
+ * @deadline_ns: out: the id's deadline (on the tick grid) after the
+ *		operation; for CANCEL, the deadline it had.
+ * @remaining_ns: out: @deadline_ns minus the time of the operation,
+ *		0 if that is already past.
+ * @op:		enum twheel_op_code.
+ * @flags:	TWHEEL_OPF_*; TIMEOUT for ADD and REFRESH only,
+ *		ADD_IF_ABSENT for REFRESH only.
+ * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC, ENOMEM,
+ *		EINVAL (bad op, flags, pad or timeout).
+ * @pad:	must be 0.
+ *
+ * Once the tick that passes an id's deadline has been processed the id
+ * is no longer live: REFRESH and CANCEL answer ENOENT and its event will
+ * be read exactly once; ADD starts a new entry.
+ */
+struct twheel_op {
+	__u64 id;
+	__u64 timeout_ns;
+	__u64 deadline_ns;
+	__u64 remaining_ns;
+	__u32 op;
+	__u32 flags;
+	__s32 result;
+	__u32 pad;
+};
+
+/**
+ * struct twheel_batch_args - argument of TWHEEL_IOC_BATCH
+ * @ops:	user pointer to an array of @count struct twheel_op.
+ * @count:	number of operations, at most INT_MAX.
+ * @flags:	must be 0.
+ *
+ * The operations are applied in array order, each as if alone, and each
+ * gets its own result; a failing operation does not stop the batch.
+ * The ioctl returns how many operations were applied and their results
+ * written back. It stops early only when the array cannot be read or
+ * written (EFAULT) or a signal is pending; then it returns the count done
+ * so far, or the error if that count is 0. Nothing past the count was
+ * applied.
+ */
+struct twheel_batch_args {
+	__u64 ops;
+	__u32 count;
+	__u32 flags;
+};
+
+/**
+ * struct twheel_event - one expiry, as read(2) returns it
+ * @id:		the id whose deadline passed; it is no longer live.
+ * @deadline_ns: its deadline, on the tick grid.
+ * @expired_ns:	when the wheel processed the tick that passed it;
+ *		never before @deadline_ns.
+ *
+ * read(2) returns whole records only, in deadline order (ids with the
+ * same deadline in unspecified order); a buffer smaller than one record
+ * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
+ * event waits; with it, EAGAIN.
+ */
+struct twheel_event {
+	__u64 id;
+	__u64 deadline_ns;
+	__u64 expired_ns;
+};
+
+#define TWHEEL_IOC_MAGIC	0xF7
+
+/* Fix tick, default timeout, clock and cap. 0 or -errno. */
+#define TWHEEL_IOC_SETUP	_IOW(TWHEEL_IOC_MAGIC, 0, struct twheel_setup_args)
+/* One operation; fills the out fields. 0, or -errno equal to result. */
+#define TWHEEL_IOC_OP		_IOWR(TWHEEL_IOC_MAGIC, 1, struct twheel_op)
+/* Many operations; returns how many were applied. */
+#define TWHEEL_IOC_BATCH	_IOW(TWHEEL_IOC_MAGIC, 2, struct twheel_batch_args)
+
+#endif /* _UAPI_LINUX_TWHEEL_H */
