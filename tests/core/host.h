@@ -22,6 +22,8 @@ typedef uint32_t u32;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+#define min_t(t, a, b)	((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define max_t(t, a, b)	((t)(a) > (t)(b) ? (t)(a) : (t)(b))
 #define BUILD_BUG_ON(c)	_Static_assert(!(c), #c)
 #define WARN_ON_ONCE(c) ({						\
 	bool __c = (c);							\
@@ -129,6 +131,10 @@ static inline u64 ror64(u64 word, unsigned int shift)
 static inline unsigned long __ffs64(u64 word)
 {
 	return (unsigned long)__builtin_ctzll(word);
+}
+static inline int fls64(u64 word)
+{
+	return word ? 64 - __builtin_clzll(word) : 0;
 }
 static inline unsigned long __ffs(unsigned long word)
 {

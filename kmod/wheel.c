@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The twheel core: a cascading hierarchical timing wheel with an id index.
+ *
+ * Time is counted in ticks of the wheel (u64, wrapping). The wheel has
+ * TW_LEVELS levels of TW_LVL_SIZE slots. Level l covers the tick digit
+ * l, that is bits [6l, 6l + 6) of a tick, so one slot of level l spans
+ * 64^l ticks:
+ *
+ *	level	slot spans	level covers	at 1 ms tick
+ *	0	1 tick		64 ticks	64 ms
+ *	1	64		4096		4 s
+ *	2	4096		262144		4.4 min
+ *	3	262144		16.8M		4.7 h
+ *	4	16.8M		1.07G		12.4 days
+ *	5	1.07G		68.7G		2.2 years (a ring)
+ *
+ * Placement. An entry expiring at tick e, with the wheel's clock at c
+ * (the last tick processed, e > c), lives at the level of the highest
+ * digit in which e and c differ, in the slot named by e's digit there:
+ * level 0 holds entries due within the current run of 64 ticks, each
+ * slot exactly one tick; level l > 0 holds entries that agree with c on
+ * every digit above l and have a larger digit l. The top level is used
+ * as a ring: it also takes entries whose higher bits differ from c's
+ * (the clock is about to carry into bit 36, or to wrap), which is
+ * unambiguous because no deadline is more than TW_MAX_DELTA ahead.
+ *
+ * Invariant: every slot of level l at or "behind" c's digit l is empty
+ * (but for one slot while a cascade is cut short, @pend_level). Hence
+ * the lowest non-empty level holds the next thing to do, and within it
+ * the first set bit of the level's 64-bit bitmap after c's digit:
+ *  - on level 0 that slot's tick is the expiry of all its entries;
+ *  - on level l > 0 it is the tick at which that slot's run of ticks
+ *    begins; then its entries are re-placed relative to the new clock,
+ *    which puts them on a lower level (or expires those due exactly
+ *    then). This is the cascade; an entry cascades at most
+ *    TW_LEVELS - 1 times in its life, whatever the clock does.
+ *
+ * Unlike the kernel's own timer wheel (kernel/time/timer.c), which never
+ * cascades and so lets an entry's granularity grow with its distance,
+ * this wheel cascades: every deadline is exact to the tick, as our users
+ * are promised "at most one tick late" for timeouts of days. The price,
+ * bounded cascade work, is paid in process context and in chunks.
+ *
+ * Advancing to tick T jumps straight from one non-empty slot to the next
+ * with the bitmaps: ticks in which nothing happens cost nothing, an idle
+ * wheel costs nothing, and catching up after a long sleep costs only the
+ * entries that expire or cascade. tw_next_event() tells in O(levels)
+ * when the next non-empty slot is due, so the device arms one timer for
+ * exactly then and none while nothing is due.
+ *
+ * Expired entries leave the index and go, in deadline order, onto the
+ * wheel's expired list, where the entry's own memory waits for the
+ * reader: nothing is allocated at expiry and nothing can be lost.
+ *
+ * The id index is a chained hash table (hash_64 of the id), grown at a
+ * load of 2 and shrunk below 1/8, incrementally: while a resize is under
+ * way each index operation moves a few buckets from the old table, so no
+ * single call rehashes millions of entries.
+ *
+ * Costs, n live entries:
+ *
+ *	add, rearm, remove, lookup	O(1) (hash chain ~1, list ops, one bit)
+ *	next event			O(TW_LEVELS)
+ *	advance to T			O(entries expired + entries cascaded)
+ *	memory				40 bytes an entry + 4 to 8 bytes of index
+ */
+#ifdef __KERNEL__
+#include <linux/bitops.h>
+#include <linux/hash.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#endif
+
+#include "wheel.h"
+
+#define TW_TOP			(TW_LEVELS - 1)
+#define TW_SHIFT(l)		((l) * TW_LVL_BITS)
+
+#define TW_INDEX_MIN_BITS	6	/* smallest table: 64 buckets */
+#define TW_INDEX_GROW_LOAD	2	/* grow above 2 entries a bucket */
+#define TW_INDEX_SHRINK_DIV	8	/* shrink below 1 entry in 8 buckets */
+#define TW_INDEX_FULL_LOAD	8	/* fail adds if it cannot grow past this */
+#define TW_INDEX_MOVE_ENTRIES	8	/* per operation while resizing... */
+#define TW_INDEX_MOVE_BUCKETS	64	/* ...or this many buckets looked at */
+
+static inline bool tw_after(u64 a, u64 b)
+{
+	return (s64)(a - b) > 0;
+}
+
+static inline unsigned int tw_digit(u64 tick, unsigned int lvl)
+{
+	return (tick >> TW_SHIFT(lvl)) & TW_LVL_MASK;
+}
+
+/* Level an entry due at @expires belongs on, the clock being at @clk. */
+static inline unsigned int tw_level(u64 clk, u64 expires)
+{
+	u64 diff = clk ^ expires;
+	unsigned int lvl;
+
+	if (!(diff >> TW_LVL_BITS))
+		return 0;
+	lvl = (fls64(diff) - 1) / TW_LVL_BITS;
+	return min_t(unsigned int, lvl, TW_TOP);
+}
+
+/* Tick at which slot @slot of level @lvl is due, the clock being at @clk. */
+static inline u64 tw_slot_tick(u64 clk, unsigned int lvl, unsigned int slot)
+{
+	u64 ahead = (slot - tw_digit(clk, lvl)) & TW_LVL_MASK;
+
+	return (clk & ~((1ULL << TW_SHIFT(lvl)) - 1)) + (ahead << TW_SHIFT(lvl));
+}
+
+/* ---- id index ---------------------------------------------------------- */
+
+static inline struct tw_entry **tw_bucket(struct tw_entry **tab, unsigned int bits,
+					  u64 id)
+{
+	return &tab[hash_64(id, bits)];
+}
+
+static struct tw_entry **tw_index_alloc(unsigned int bits)
+{
+	return kvcalloc(1UL << bits, sizeof(struct tw_entry *),
+			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+}
+
+/* Move a few buckets of a resize under way from the old table. */
+static void tw_index_step(struct tw_index *ix)
+{
+	unsigned long nbuckets, looked = 0, moved = 0;
+
+	if (!ix->old)
+		return;
+	nbuckets = 1UL << ix->old_bits;
+	while (ix->move < nbuckets && looked < TW_INDEX_MOVE_BUCKETS &&
+	       moved < TW_INDEX_MOVE_ENTRIES) {
+		struct tw_entry *e = ix->old[ix->move];
+
+		while (e) {
+			struct tw_entry *next = e->hnext;
+			struct tw_entry **b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+
+			e->hnext = *b;
+			*b = e;
+			e = next;
+			moved++;
+		}
+		ix->old[ix->move++] = NULL;
+		looked++;
+	}
+	if (ix->move == nbuckets) {
+		kvfree(ix->old);
+		ix->old = NULL;
+		ix->old_bits = 0;
+		ix->move = 0;
+	}
+}
+
+/* Start moving to a table of 2^@bits buckets; false if out of memory. */
+static bool tw_index_resize(struct tw_index *ix, unsigned int bits)
+{
+	struct tw_entry **tab;
+
+	if (ix->old)
+		return true;	/* one resize at a time; this one will end soon */
+	tab = tw_index_alloc(bits);
+	if (!tab)
+		return false;
+	ix->old = ix->cur;
+	ix->old_bits = ix->cur_bits;
+	ix->move = 0;
+	ix->cur = tab;
+	ix->cur_bits = bits;
+	return true;
+}
+
+/* Where the pointer to @id's entry is, or where it would go if absent. */
+static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
+{
+	struct tw_entry **p;
+
+	if (ix->old) {
+		u32 b = hash_64(id, ix->old_bits);
+
+		if (b >= ix->move) {
+			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
+				if ((*p)->id == id)
+					return p;
+		}
+	}
+	if (!ix->cur)
+		return NULL;
+	for (p = tw_bucket(ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
+		if ((*p)->id == id)
+			return p;
+	return NULL;
+}
+
+static int tw_index_insert(struct tw_wheel *w, struct tw_entry *e)
+{
+	struct tw_index *ix = &w->index;
+	struct tw_entry **b;
+	u64 n = w->nr_live + 1;
+
+	if (!ix->cur) {
+		ix->cur = tw_index_alloc(TW_INDEX_MIN_BITS);
+		if (!ix->cur)
+			return -ENOMEM;
+		ix->cur_bits = TW_INDEX_MIN_BITS;
+	} else if (n > ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits)) {
+		if (!tw_index_resize(ix, ix->cur_bits + 1) &&
+		    n > ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
+			return -ENOMEM;
+	}
+	tw_index_step(ix);
+	b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+	e->hnext = *b;
+	*b = e;
+	return 0;
+}
+
+static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
+{
+	struct tw_index *ix = &w->index;
+	struct tw_entry **p = tw_index_find(ix, e->id);
+
+	if (WARN_ON_ONCE(!p || *p != e))
+		return;
+	*p = e->hnext;
+
+	/* Called before nr_live drops: the wheel empties when it reaches 1. */
+	if (w->nr_live == 1) {
+		kvfree(ix->old);
+		kvfree(ix->cur);
+		ix->old = NULL;
+		ix->cur = NULL;
+		ix->old_bits = 0;
+		ix->cur_bits = 0;
+		ix->move = 0;
+		return;
+	}
+	if (!ix->old && ix->cur_bits > TW_INDEX_MIN_BITS &&
+	    w->nr_live - 1 < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV) {
+		unsigned int bits = fls64(w->nr_live - 1) + 1;
+
+		/* Failing to shrink is harmless: try again on the next delete. */
+		tw_index_resize(ix, max_t(unsigned int, bits, TW_INDEX_MIN_BITS));
+	}
+	tw_index_step(ix);
+}
+
+/* ---- wheel ------------------------------------------------------------- */
+
+static void tw_link(struct tw_wheel *w, struct tw_entry *e)
+{
+	unsigned int lvl = tw_level(w->clk, e->expires);
+	unsigned int slot = tw_digit(e->expires, lvl);
+
+	list_add_tail(&e->node, &w->slots[lvl][slot]);
+	w->bitmap[lvl] |= 1ULL << slot;
+}
+
+static void tw_unlink(struct tw_wheel *w, struct tw_entry *e)
+{
+	/* Last in its slot: the list head is both neighbours; clear its bit. */
+	if (e->node.next == e->node.prev) {
+		unsigned long i = (struct list_head *)e->node.next - &w->slots[0][0];
+
+		w->bitmap[i / TW_LVL_SIZE] &= ~(1ULL << (i % TW_LVL_SIZE));
+	}
+	list_del(&e->node);
+}
+
+/* Deadline @expires moved into the window the wheel can hold. */
+static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
+{
+	if (!tw_after(expires, w->clk))
+		return w->clk + 1;
+	if (expires - w->clk > TW_MAX_DELTA)
+		return w->clk + TW_MAX_DELTA;
+	return expires;
+}
+
+void tw_init(struct tw_wheel *w, u64 clk)
+{
+	unsigned int l, s;
+
+	BUILD_BUG_ON(TW_LVL_SIZE != 64);	/* one u64 bitmap a level */
+	BUILD_BUG_ON(TW_MAX_DELTA >= (1ULL << TW_SHIFT(TW_LEVELS)) -
+				     (1ULL << TW_SHIFT(TW_TOP)));
+
+	w->clk = clk;
+	w->nr_live = 0;
+	w->nr_expired = 0;
+	w->pend_level = -1;
+	for (l = 0; l < TW_LEVELS; l++) {
+		w->bitmap[l] = 0;
+		for (s = 0; s < TW_LVL_SIZE; s++)
+			INIT_LIST_HEAD(&w->slots[l][s]);
+	}
+	INIT_LIST_HEAD(&w->expired);
+	w->index.cur = NULL;
+	w->index.old = NULL;
+	w->index.cur_bits = 0;
+	w->index.old_bits = 0;
+	w->index.move = 0;
+}
+
+void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
+		void *arg)
+{
+	struct tw_entry *e, *tmp;
+	unsigned int l, s;
+
+	for (l = 0; l < TW_LEVELS; l++) {
+		for (s = 0; s < TW_LVL_SIZE; s++) {
+			list_for_each_entry_safe(e, tmp, &w->slots[l][s], node) {
+				list_del(&e->node);
+				release(e, arg);
+			}
+		}
+	}
+	list_for_each_entry_safe(e, tmp, &w->expired, node) {
+		list_del(&e->node);
+		release(e, arg);
+	}
+	kvfree(w->index.old);
+	kvfree(w->index.cur);
+	tw_init(w, w->clk);
+}
+
+struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id)
+{
+	struct tw_entry **p;
+
+	tw_index_step(&w->index);
+	p = tw_index_find(&w->index, id);
+	return p ? *p : NULL;
+}
+
+int tw_add(struct tw_wheel *w, struct tw_entry *e, u64 expires)
+{
+	int ret = tw_index_insert(w, e);
+
+	if (ret)
+		return ret;
+	e->expires = tw_clamp(w, expires);
+	tw_link(w, e);
+	w->nr_live++;
+	return 0;
+}
+
+void tw_rearm(struct tw_wheel *w, struct tw_entry *e, u64 expires)
+{
+	tw_unlink(w, e);
+	e->expires = tw_clamp(w, expires);
+	tw_link(w, e);
+}
+
+void tw_remove(struct tw_wheel *w, struct tw_entry *e)
+{
+	tw_unlink(w, e);
+	tw_index_delete(w, e);
+	w->nr_live--;
+}
+
+/* Lowest non-empty level, or -1; the pending cascade is not looked at. */
+static int tw_first_level(const struct tw_wheel *w)
+{
+	int l;
+
+	for (l = 0; l < TW_LEVELS; l++)
+		if (w->bitmap[l])
+			return l;
+	return -1;
+}
+
+/* Tick of the first non-empty slot of level @lvl after the clock's digit. */
+static u64 tw_level_next(const struct tw_wheel *w, unsigned int lvl)
+{
+	unsigned int d = tw_digit(w->clk, lvl);
+	/* Bit i of the rotated map is slot d + i; bit 0 (slot d) is clear. */
+	unsigned int ahead = __ffs64(ror64(w->bitmap[lvl], d));
+
+	return tw_slot_tick(w->clk, lvl, (d + ahead) & TW_LVL_MASK);
+}
+
+bool tw_next_event(const struct tw_wheel *w, u64 *tick)
+{
+	int lvl;
+
+	if (w->pend_level >= 0) {
+		*tick = w->clk;
+		return true;
+	}
+	lvl = tw_first_level(w);
+	if (lvl < 0)
+		return false;
+	*tick = tw_level_next(w, lvl);
+	return true;
+}
+
+/*
+ * Empty the current slot of level @lvl (the clock is at its tick):
+ * expire what is due now, place the rest on lower levels.
+ */
+static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
+			unsigned int *budget, u64 stamp)
+{
+	struct list_head *head = &w->slots[lvl][tw_digit(w->clk, lvl)];
+
+	while (!list_empty(head)) {
+		struct tw_entry *e;
+
+		if (!*budget) {
+			w->pend_level = lvl;
+			return false;
+		}
+		(*budget)--;
+		e = list_first_entry(head, struct tw_entry, node);
+		if (e->expires == w->clk) {
+			tw_unlink(w, e);
+			tw_index_delete(w, e);
+			w->nr_live--;
+			e->stamp = stamp;
+			list_add_tail(&e->node, &w->expired);
+			w->nr_expired++;
+		} else {
+			tw_unlink(w, e);
+			tw_link(w, e);
+		}
+	}
+	w->bitmap[lvl] &= ~(1ULL << tw_digit(w->clk, lvl));
+	w->pend_level = -1;
+	return true;
+}
+
+bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp)
+{
+	if (!budget)
+		budget = 1;
+
+	for (;;) {
+		int lvl = w->pend_level;
+
+		if (lvl < 0) {
+			u64 tick = now;
+
+			lvl = tw_first_level(w);
+			if (lvl >= 0)
+				tick = tw_level_next(w, lvl);
+			if (lvl < 0 || tw_after(tick, now)) {
+				/*
+				 * Nothing due up to @now: jump there. No
+				 * non-empty slot is passed, so every entry
+				 * stays where the invariant wants it.
+				 */
+				if (tw_after(now, w->clk))
+					w->clk = now;
+				return true;
+			}
+			w->clk = tick;
+		}
+		if (!tw_run_slot(w, lvl, &budget, stamp))
+			return false;
+	}
+}
+
+struct tw_entry *tw_peek_expired(const struct tw_wheel *w)
+{
+	return list_first_entry_or_null(&w->expired, struct tw_entry, node);
+}
+
+struct tw_entry *tw_pop_expired(struct tw_wheel *w)
+{
+	struct tw_entry *e = tw_peek_expired(w);
+
+	if (e) {
+		list_del(&e->node);
+		w->nr_expired--;
+	}
+	return e;
+}
