@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libtwheel: the system calls behind lib/twheel.h.
+ *
+ * Each function is one open(2), ioctl(2), read(2) or clock_gettime(2).
+ * The kernel's -1/errno convention is turned into a -errno return in one
+ * place, sys_ret(), so that no caller ever has to look at errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "twheel.h"
+
+static long sys_ret(long ret)
+{
+	return ret < 0 ? -errno : ret;
+}
+
+int twheel_open(int flags)
+{
+	if (flags & ~(O_CLOEXEC | O_NONBLOCK))
+		return -EINVAL;
+	return sys_ret(open(TWHEEL_DEVICE, O_RDWR | flags));
+}
+
+int twheel_setup_params(int fd, const struct twheel_setup_args *args)
+{
+	return sys_ret(ioctl(fd, TWHEEL_IOC_SETUP, args));
+}
+
+int twheel_setup(int fd, uint64_t tick_ns, uint64_t default_timeout_ns,
+		 clockid_t clockid, uint32_t max_entries)
+{
+	struct twheel_setup_args args = {
+		.tick_ns = tick_ns,
+		.default_timeout_ns = default_timeout_ns,
+		.clockid = (uint32_t)clockid,
+		.max_entries = max_entries,
+	};
+
+	if (clockid < 0)
+		return -EINVAL;
+	return twheel_setup_params(fd, &args);
+}
+
+int twheel_submit_op(int fd, struct twheel_op *op)
+{
+	return sys_ret(ioctl(fd, TWHEEL_IOC_OP, op));
+}
+
+int twheel_add(int fd, uint64_t id, uint64_t timeout_ns)
+{
+	struct twheel_op op;
+
+	twheel_prep_add(&op, id, timeout_ns);
+	return twheel_submit_op(fd, &op);
+}
+
+int twheel_refresh(int fd, uint64_t id, uint64_t timeout_ns, uint32_t flags)
+{
+	struct twheel_op op;
+
+	twheel_prep_refresh(&op, id, timeout_ns, flags);
+	return twheel_submit_op(fd, &op);
+}
+
+int twheel_cancel(int fd, uint64_t id)
+{
+	struct twheel_op op;
+
+	twheel_prep_cancel(&op, id);
+	return twheel_submit_op(fd, &op);
+}
+
+int twheel_query(int fd, uint64_t id, uint64_t *deadline_ns,
+		 uint64_t *remaining_ns)
+{
+	struct twheel_op op;
+	int ret;
+
+	twheel_prep_query(&op, id);
+	ret = twheel_submit_op(fd, &op);
+	if (ret < 0)
+		return ret;
+	if (deadline_ns)
+		*deadline_ns = op.deadline_ns;
+	if (remaining_ns)
+		*remaining_ns = op.remaining_ns;
+	return 0;
+}
+
+int twheel_batch(int fd, struct twheel_op *ops, unsigned int count)
+{
+	struct twheel_batch_args args = {
+		.ops = (uint64_t)(uintptr_t)ops,
+		.count = count,
+	};
+
+	return sys_ret(ioctl(fd, TWHEEL_IOC_BATCH, &args));
+}
+
+int twheel_read_events(int fd, struct twheel_event *events, unsigned int max)
+{
+	long ret;
+
+	/* Keep the byte count, and so the record count, within an int. */
+	if (max > INT_MAX / sizeof(*events))
+		max = INT_MAX / sizeof(*events);
+	ret = sys_ret(read(fd, events, (size_t)max * sizeof(*events)));
+	if (ret < 0)
+		return ret;
+	return ret / sizeof(*events);
+}
+
+uint64_t twheel_now(clockid_t clockid)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clockid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * libtwheel: a thin C library over /dev/twheel.
+ *
+ * Each function is one system call (or none: the twheel_prep_*() helpers
+ * only fill a struct twheel_op for twheel_batch()). Every function that
+ * can fail returns a value >= 0 on success and a negative errno on
+ * failure; errno itself is left as the system call left it and is never
+ * the way an answer is given. The library keeps no state, starts no
+ * thread and allocates nothing.
+ *
+ * The ABI, its rules and its error codes are those of <linux/twheel.h>;
+ * see twheel(4) and libtwheel(3).
+ */
+#ifndef LIBTWHEEL_H
+#define LIBTWHEEL_H
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <linux/twheel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A timeout argument that selects the wheel's default timeout. */
+#define TWHEEL_TIMEOUT_DEFAULT	UINT64_MAX
+
+/* Open a new wheel; @flags: 0, O_CLOEXEC, O_NONBLOCK. Returns the fd. */
+int twheel_open(int flags);
+
+/* TWHEEL_IOC_SETUP with the fields given one by one (flags, pad 0). */
+int twheel_setup(int fd, uint64_t tick_ns, uint64_t default_timeout_ns,
+		 clockid_t clockid, uint32_t max_entries);
+
+/* TWHEEL_IOC_SETUP with a caller-filled struct, passed as is. */
+int twheel_setup_params(int fd, const struct twheel_setup_args *args);
+
+/*
+ * Single operations. @timeout_ns is relative, on the wheel's clock, or
+ * TWHEEL_TIMEOUT_DEFAULT. Each returns 0 or -errno (the op's result).
+ */
+int twheel_add(int fd, uint64_t id, uint64_t timeout_ns);
+/* @flags: 0 or TWHEEL_OPF_ADD_IF_ABSENT. */
+int twheel_refresh(int fd, uint64_t id, uint64_t timeout_ns, uint32_t flags);
+int twheel_cancel(int fd, uint64_t id);
+/* Either out pointer may be NULL. */
+int twheel_query(int fd, uint64_t id, uint64_t *deadline_ns,
+		 uint64_t *remaining_ns);
+
+/* TWHEEL_IOC_OP on a caller-filled op: 0 or -errno; out fields written. */
+int twheel_submit_op(int fd, struct twheel_op *op);
+
+/*
+ * TWHEEL_IOC_BATCH: apply @count ops in order. Returns how many were
+ * applied (each with its own op->result), or -errno if none was.
+ */
+int twheel_batch(int fd, struct twheel_op *ops, unsigned int count);
+
+/*
+ * read(2) up to @max events. Returns the number read (>= 1), or -errno:
+ * -EAGAIN on an O_NONBLOCK wheel with nothing waiting, -EINTR, ...
+ */
+int twheel_read_events(int fd, struct twheel_event *events, unsigned int max);
+
+/*
+ * The time on @clockid in ns, as the wheel sees it: compare deadlines
+ * and expiry stamps with it. 0 if @clockid cannot be read.
+ */
+uint64_t twheel_now(clockid_t clockid);
+
+/* Fill @op for twheel_batch(). Nothing is sent. */
+static inline void twheel_prep_op(struct twheel_op *op, uint32_t code,
+				  uint64_t id, uint64_t timeout_ns,
+				  uint32_t flags)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = code;
+	op->id = id;
+	if (timeout_ns != TWHEEL_TIMEOUT_DEFAULT) {
+		op->timeout_ns = timeout_ns;
+		flags |= TWHEEL_OPF_TIMEOUT;
+	}
+	op->flags = flags;
+}
+
+static inline void twheel_prep_add(struct twheel_op *op, uint64_t id,
+				   uint64_t timeout_ns)
+{
+	twheel_prep_op(op, TWHEEL_OP_ADD, id, timeout_ns, 0);
+}
+
+static inline void twheel_prep_refresh(struct twheel_op *op, uint64_t id,
+				       uint64_t timeout_ns, uint32_t flags)
+{
+	twheel_prep_op(op, TWHEEL_OP_REFRESH, id, timeout_ns, flags);
+}
+
+static inline void twheel_prep_cancel(struct twheel_op *op, uint64_t id)
+{
+	twheel_prep_op(op, TWHEEL_OP_CANCEL, id, TWHEEL_TIMEOUT_DEFAULT, 0);
+}
+
+static inline void twheel_prep_query(struct twheel_op *op, uint64_t id)
+{
+	twheel_prep_op(op, TWHEEL_OP_QUERY, id, TWHEEL_TIMEOUT_DEFAULT, 0);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBTWHEEL_H */
