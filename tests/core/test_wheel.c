@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the wheel core (kmod/wheel.c) built as a host program.
+ *
+ * One behaviour per test, each named for it, TAP output on stdout. The
+ * tests use only the API of kmod/wheel.h plus the public fields of
+ * struct tw_wheel (clk, nr_live, nr_expired, index) and count work
+ * without timing anything: by the number of tw_advance() calls a budget
+ * of one needs, or by how far tw_next_event() jumps. Run under ASan and
+ * UBSan by the Makefile, so a leak or an overflow fails the run too.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "wheel.h"
+
+unsigned long tw_host_fail_alloc;
+
+static int tap_failed;
+
+/* Fail the current test with the condition and where it was checked. */
+#define CHECK(c) do {							\
+	if (!(c)) {							\
+		printf("# %s:%d: CHECK(%s) failed\n", __FILE__,		\
+		       __LINE__, #c);					\
+		return 1;						\
+	}								\
+} while (0)
+
+/* Wrapping order of ticks, as the wheel compares them. */
+static bool tick_le(u64 a, u64 b)
+{
+	return (s64)(a - b) <= 0;
+}
+
+static u64 rng_state = 0x9e3779b97f4a7c15ull;
+
+/* splitmix64: small, fast, good enough for test data. */
+static u64 rnd(void)
+{
+	u64 z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in 1 .. max. */
+static u64 rnd_range(u64 max)
+{
+	return 1 + rnd() % max;
+}
+
+static struct tw_entry *ent_new(u64 id)
+{
+	struct tw_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		abort();
+	e->id = id;
+	return e;
+}
+
+static void release_free(struct tw_entry *e, void *arg)
+{
+	(void)arg;
+	free(e);
+}
+
+/* Array entries are released by freeing the array afterwards. */
+static void release_none(struct tw_entry *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+}
+
+static void wheel_free(struct tw_wheel *w)
+{
+	tw_destroy(w, release_free, NULL);
+}
+
+/* Look up @id; add it with deadline @expires if absent. */
+static struct tw_entry *add_id(struct tw_wheel *w, u64 id, u64 expires)
+{
+	struct tw_entry *e;
+
+	if (tw_lookup(w, id))
+		return NULL;
+	e = ent_new(id);
+	if (tw_add(w, e, expires)) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Advance to @now with an unlimited budget; true if that took one call. */
+static bool advance_all(struct tw_wheel *w, u64 now)
+{
+	return tw_advance(w, now, UINT_MAX, now);
+}
+
+/* Count (and free) what is on the expired list. */
+static u64 drain_free(struct tw_wheel *w)
+{
+	struct tw_entry *e;
+	u64 n = 0;
+
+	while ((e = tw_pop_expired(w))) {
+		free(e);
+		n++;
+	}
+	return n;
+}
+
+static int test_add_lookup_rearm_remove(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b;
+
+	tw_init(&w, 1000);
+	CHECK(w.clk == 1000);
+	CHECK(tw_lookup(&w, 7) == NULL);
+	a = add_id(&w, 7, 1010);
+	b = add_id(&w, 8, 1020);
+	CHECK(a && b);
+	CHECK(w.nr_live == 2 && w.nr_expired == 0);
+	CHECK(tw_lookup(&w, 7) == a && tw_lookup(&w, 8) == b);
+	CHECK(a->id == 7 && a->expires == 1010);
+	tw_rearm(&w, a, 1500);
+	CHECK(a->expires == 1500 && tw_lookup(&w, 7) == a);
+	tw_remove(&w, b);
+	CHECK(tw_lookup(&w, 8) == NULL && w.nr_live == 1);
+	free(b);
+	CHECK(advance_all(&w, 1499));
+	CHECK(w.nr_expired == 0 && tw_lookup(&w, 7) == a);
+	CHECK(advance_all(&w, 1500));
+	CHECK(w.nr_live == 0 && w.nr_expired == 1);
+	CHECK(tw_pop_expired(&w) == a && a->stamp == 1500);
+	CHECK(tw_pop_expired(&w) == NULL && w.nr_expired == 0);
+	free(a);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_add_existing_id_is_callers_check(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b;
+
+	tw_init(&w, 0);
+	a = add_id(&w, 42, 10);
+	CHECK(a);
+	/* The caller's check: lookup finds the live entry, so no add. */
+	CHECK(tw_lookup(&w, 42) == a);
+	CHECK(add_id(&w, 42, 20) == NULL);
+	CHECK(w.nr_live == 1 && a->expires == 10);
+	/* Once expired, the id is free and a new entry starts afresh. */
+	CHECK(advance_all(&w, 10));
+	CHECK(tw_lookup(&w, 42) == NULL);
+	b = add_id(&w, 42, 30);
+	CHECK(b && b != a && tw_lookup(&w, 42) == b);
+	CHECK(w.nr_live == 1 && w.nr_expired == 1);
+	CHECK(tw_peek_expired(&w) == a);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_refresh_in_expiry_tick_before_advance_moves_it(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a;
+
+	tw_init(&w, 99);
+	a = add_id(&w, 1, 100);
+	CHECK(a);
+	/* Tick 100 has come but not been processed: the refresh wins. */
+	tw_rearm(&w, a, 130);
+	CHECK(advance_all(&w, 100));
+	CHECK(w.nr_expired == 0 && tw_lookup(&w, 1) == a);
+	CHECK(advance_all(&w, 129));
+	CHECK(w.nr_expired == 0);
+	CHECK(advance_all(&w, 130));
+	CHECK(tw_pop_expired(&w) == a && a->expires == 130);
+	free(a);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_refresh_in_expiry_tick_after_advance_finds_nothing(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a;
+
+	tw_init(&w, 99);
+	a = add_id(&w, 1, 100);
+	CHECK(a);
+	CHECK(advance_all(&w, 100));
+	/* Processed: a refresh finds nothing, the event is waiting. */
+	CHECK(tw_lookup(&w, 1) == NULL);
+	CHECK(w.nr_live == 0 && w.nr_expired == 1);
+	CHECK(tw_peek_expired(&w) == a && a->stamp == 100);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_cancel_of_expired_id_finds_nothing(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b;
+
+	tw_init(&w, 0);
+	a = add_id(&w, 5, 3);
+	b = add_id(&w, 6, 50);
+	CHECK(a && b);
+	CHECK(advance_all(&w, 10));
+	CHECK(tw_lookup(&w, 5) == NULL);
+	/* The cancel that found nothing leaves the event and the rest. */
+	CHECK(w.nr_expired == 1 && tw_peek_expired(&w) == a);
+	CHECK(w.nr_live == 1 && tw_lookup(&w, 6) == b);
+	tw_remove(&w, b);
+	free(b);
+	CHECK(w.nr_live == 0);
+	CHECK(advance_all(&w, 100));
+	CHECK(w.nr_expired == 1 && tw_pop_expired(&w) == a);
+	free(a);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_never_early_at_most_one_tick_late(void)
+{
+	enum { N = 20000, SPAN = 300000 };	/* levels 0 to 3 */
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	u64 start = 123456789, now, seen = 0;
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i;
+
+	CHECK(ents);
+	tw_init(&w, start);
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_add(&w, &ents[i], start + rnd_range(SPAN)) == 0);
+	}
+	/* One tick at a time: each entry comes out on its own tick. */
+	for (now = start + 1; now <= start + SPAN; now++) {
+		CHECK(advance_all(&w, now));
+		while ((e = tw_pop_expired(&w))) {
+			CHECK(e->expires == now && e->stamp == now);
+			seen++;
+		}
+	}
+	CHECK(seen == N && w.nr_live == 0);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+static int test_deadline_order_across_levels_and_cascades(void)
+{
+	enum { N = 50000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	u64 start = 1ull << 40, prev = start, n = 0;
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i;
+
+	CHECK(ents);
+	tw_init(&w, start);
+	for (i = 0; i < N; i++) {
+		/* Spread over every level: 1 .. 2^(6 * level + 6). */
+		u64 span = 1ull << (6 * (i % TW_LEVELS) + 6);
+
+		ents[i].id = i;
+		if (span > TW_MAX_DELTA)
+			span = TW_MAX_DELTA;
+		CHECK(tw_add(&w, &ents[i], start + rnd_range(span)) == 0);
+	}
+	/* A few big steps, each with all the cascades it implies. */
+	for (i = 1; i <= 16; i++) {
+		u64 now = start + (TW_MAX_DELTA / 16) * i;
+
+		CHECK(advance_all(&w, now));
+		while ((e = tw_pop_expired(&w))) {
+			CHECK(tick_le(prev, e->expires));
+			CHECK(tick_le(e->expires, now) && e->stamp == now);
+			prev = e->expires;
+			n++;
+		}
+	}
+	CHECK(n == N && w.nr_live == 0);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+static int test_empty_ticks_cost_nothing(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a;
+	u64 start = 5000, t;
+	int calls;
+
+	tw_init(&w, start);
+	/* An empty wheel jumps 10^6 ticks in one call with budget 1. */
+	CHECK(tw_advance(&w, start + 1000000, 1, 0));
+	CHECK(w.clk == start + 1000000);
+	start = w.clk;
+
+	/* One entry 10^6 ticks away: a few cascades, not 10^6 ticks. */
+	a = add_id(&w, 1, start + 1000000);
+	CHECK(a);
+	for (calls = 0; calls < 3 * TW_LEVELS; calls++)
+		if (tw_advance(&w, start + 1000000, 1, 0))
+			break;
+	CHECK(calls < 3 * TW_LEVELS);
+	CHECK(tw_pop_expired(&w) == a);
+	free(a);
+
+	/* Same by next-event jumps, as an event loop would do. */
+	start = w.clk;
+	a = add_id(&w, 2, start + 1000000);
+	CHECK(a);
+	for (calls = 0; calls < 3 * TW_LEVELS && w.nr_live; calls++) {
+		CHECK(tw_next_event(&w, &t));
+		CHECK(tick_le(w.clk, t) && tick_le(t, start + 1000000));
+		CHECK(advance_all(&w, t));
+	}
+	CHECK(w.nr_live == 0 && calls < 3 * TW_LEVELS);
+	CHECK(w.clk == start + 1000000);
+	CHECK(tw_pop_expired(&w) == a);
+	free(a);
+	wheel_free(&w);
+	return 0;
+}
+
+/* How far a budget may be overshot: a call may finish what it started. */
+#define BUDGET_SLACK	1u
+
+static int test_chunked_expiry_of_1e6_same_deadline(void)
+{
+	enum { N = 1000000, BUDGET = 1000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	unsigned char *seen = calloc(N, 1);
+	u64 start = 77, got = 0;
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, calls = 0;
+	bool done = false;
+
+	CHECK(ents && seen);
+	tw_init(&w, start);
+	for (i = 0; i < N; i++) {
+		ents[i].id = rnd();
+		if (tw_lookup(&w, ents[i].id))
+			ents[i].id = i;		/* a 64-bit collision; rare */
+		CHECK(tw_add(&w, &ents[i], start + 100000) == 0);
+	}
+	CHECK(w.nr_live == N);
+	while (!done) {
+		u64 before = w.nr_expired, moved;
+
+		done = tw_advance(&w, start + 100000, BUDGET, ++calls);
+		moved = w.nr_expired - before;
+		CHECK(moved <= BUDGET + BUDGET_SLACK);
+		CHECK(calls < 10 * (N / BUDGET) + 100);
+		while ((e = tw_pop_expired(&w))) {
+			size_t k = e - ents;
+
+			CHECK(k < N && !seen[k]);
+			CHECK(e->expires == start + 100000 && e->stamp == calls);
+			seen[k] = 1;
+			got++;
+		}
+	}
+	CHECK(got == N && w.nr_live == 0 && w.nr_expired == 0);
+	/* A million entries need about a thousand calls, not one. */
+	CHECK(calls >= N / (BUDGET + BUDGET_SLACK));
+	tw_destroy(&w, release_none, NULL);
+	free(seen);
+	free(ents);
+	return 0;
+}
+
+static int test_cascade_cut_by_budget_then_continued_with_changes(void)
+{
+	enum { N = 5000 };
+	struct tw_entry *ents[N];
+	unsigned char state[N];		/* 0 live, 1 removed, 2 expired */
+	u64 start = 1000, target = start + 300000, prev = 0;
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, calls = 0, live = N;
+	bool done = false;
+
+	tw_init(&w, start);
+	/* Far (level 2 and 3) entries, so getting there means cascading. */
+	for (i = 0; i < N; i++) {
+		ents[i] = add_id(&w, i, start + 5000 + rnd_range(295000));
+		CHECK(ents[i]);
+		state[i] = 0;
+	}
+	while (!done) {
+		done = tw_advance(&w, target, 7, target);
+		CHECK(++calls < 100000);
+		while ((e = tw_pop_expired(&w))) {
+			CHECK(e->id < N && e == ents[e->id]);
+			CHECK(state[e->id] == 0);
+			CHECK(tick_le(prev, e->expires) && tick_le(e->expires, target));
+			prev = e->expires;
+			state[e->id] = 2;
+			live--;
+		}
+		if (done)
+			break;
+		/* Change the wheel in the middle of the cut cascade. */
+		i = rnd() % N;
+		if (state[i] == 0 && (rnd() & 1)) {
+			tw_remove(&w, ents[i]);
+			state[i] = 1;
+			live--;
+		} else if (state[i] == 0) {
+			tw_rearm(&w, ents[i], w.clk + rnd_range(300000));
+			CHECK(tick_le(w.clk + 1, ents[i]->expires));
+		}
+		CHECK(w.nr_live == live);
+	}
+	/* Whatever is left must have a deadline after the target. */
+	for (i = 0; i < N; i++) {
+		if (state[i] == 0) {
+			CHECK(tw_lookup(&w, i) == ents[i]);
+			CHECK(!tick_le(ents[i]->expires, target));
+		} else {
+			CHECK(tw_lookup(&w, i) == NULL);
+		}
+		if (state[i] != 0)
+			free(ents[i]);
+	}
+	CHECK(calls > 1);
+	CHECK(w.nr_live == live);
+	/* release_free frees those still live. */
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_tick_counter_wraps(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *e;
+	u64 start = UINT64_MAX - 1000, prev = start, now;
+	unsigned int i, n = 0;
+
+	tw_init(&w, start);
+	for (i = 0; i < 3000; i++)
+		CHECK(add_id(&w, i, start + rnd_range(i < 2000 ? 5000 : 1u << 20)));
+	/* Deadlines on both sides of 2^64; order is the wrapping one. */
+	for (now = start + 97; tick_le(now, start + (1u << 20)); now += 97) {
+		CHECK(advance_all(&w, now));
+		while ((e = tw_pop_expired(&w))) {
+			CHECK(tick_le(prev, e->expires) && tick_le(e->expires, now));
+			CHECK(!tick_le(e->expires, now - 97));
+			prev = e->expires;
+			free(e);
+			n++;
+		}
+	}
+	CHECK(advance_all(&w, start + (1u << 20)));
+	n += drain_free(&w);
+	CHECK(n == 3000 && w.nr_live == 0);
+	CHECK(w.clk == start + (1u << 20) && w.clk < start);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_ids_0_and_u64_max(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b;
+
+	tw_init(&w, 0);
+	a = add_id(&w, 0, 5);
+	b = add_id(&w, UINT64_MAX, 6);
+	CHECK(a && b);
+	CHECK(tw_lookup(&w, 0) == a && tw_lookup(&w, UINT64_MAX) == b);
+	CHECK(tw_lookup(&w, 1) == NULL && tw_lookup(&w, UINT64_MAX - 1) == NULL);
+	tw_remove(&w, a);
+	free(a);
+	CHECK(tw_lookup(&w, 0) == NULL && tw_lookup(&w, UINT64_MAX) == b);
+	CHECK(advance_all(&w, 6));
+	CHECK(tw_lookup(&w, UINT64_MAX) == NULL && tw_pop_expired(&w) == b);
+	free(b);
+	wheel_free(&w);
+	return 0;
+}
+
+/* Advance by next-event jumps until @e expires; the tick it came out. */
+static u64 run_until_expired(struct tw_wheel *w, struct tw_entry *e, int max_jumps)
+{
+	u64 t;
+
+	while (max_jumps-- > 0 && tw_next_event(w, &t)) {
+		advance_all(w, t);
+		if (tw_peek_expired(w) == e)
+			return t;
+	}
+	return 0;
+}
+
+static int test_timeout_0_and_max_delta(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b, *c;
+	u64 start = 1ull << 33;
+
+	tw_init(&w, start);
+	a = add_id(&w, 1, start);			/* timeout 0 */
+	b = add_id(&w, 2, start + TW_MAX_DELTA);
+	c = add_id(&w, 3, start + TW_MAX_DELTA + 12345);
+	CHECK(a && b && c);
+	CHECK(a->expires == start + 1);
+	CHECK(b->expires == start + TW_MAX_DELTA);
+	CHECK(c->expires == start + TW_MAX_DELTA);
+	CHECK(run_until_expired(&w, a, 4) == start + 1);
+	CHECK(tw_pop_expired(&w) == a);
+	CHECK(advance_all(&w, start + TW_MAX_DELTA - 1));
+	CHECK(w.nr_expired == 0 && w.nr_live == 2);
+	CHECK(advance_all(&w, start + TW_MAX_DELTA));
+	CHECK(w.nr_expired == 2 && w.nr_live == 0);
+	free(a);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_expires_in_the_past_is_clamped_to_next_tick(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b, *c;
+	u64 start = 1ull << 50;
+
+	tw_init(&w, start);
+	a = add_id(&w, 1, start - 1000);
+	b = add_id(&w, 2, start - (1ull << 40));
+	c = add_id(&w, 3, start + 500);
+	CHECK(a && b && c);
+	CHECK(a->expires == start + 1 && b->expires == start + 1);
+	tw_rearm(&w, c, 0);				/* far in the past */
+	CHECK(c->expires == start + 1);
+	CHECK(advance_all(&w, start + 1));
+	CHECK(w.nr_expired == 3 && w.nr_live == 0);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_index_grows_to_1e6_and_shrinks_back(void)
+{
+	enum { N = 1000000, KEEP = 100 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	unsigned int i, grown_bits;
+
+	CHECK(ents);
+	tw_init(&w, 0);
+	for (i = 0; i < N; i++) {
+		ents[i].id = (u64)i * 0x9e3779b97f4a7c15ull;
+		CHECK(tw_add(&w, &ents[i], 1 + i % 100000) == 0);
+	}
+	for (i = 0; i < N; i += 997)
+		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
+	/* One pointer per one to two entries. */
+	grown_bits = w.index.cur_bits;
+	CHECK((1ul << grown_bits) >= N / 2 && (1ul << grown_bits) <= 2ul * N);
+	for (i = KEEP; i < N; i++)
+		tw_remove(&w, &ents[i]);
+	CHECK(w.nr_live == KEEP);
+	/* Shrinking is incremental: a few more operations finish it. */
+	for (i = 0; i < 100000; i++)
+		CHECK(tw_lookup(&w, ents[i % KEEP].id) == &ents[i % KEEP]);
+	for (i = 0; i < 100000; i++) {
+		tw_remove(&w, &ents[i % KEEP]);
+		CHECK(tw_add(&w, &ents[i % KEEP], 1 + i % 1000) == 0);
+	}
+	CHECK(w.index.old == NULL);
+	/* Shrunk to at most 8 buckets an entry (then it stops shrinking). */
+	CHECK((1ul << w.index.cur_bits) <= 8 * KEEP);
+	CHECK(w.index.cur_bits < grown_bits - 8);
+	for (i = 0; i < N; i++)
+		CHECK(tw_lookup(&w, ents[i].id) == (i < KEEP ? &ents[i] : NULL));
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+static void release_count(struct tw_entry *e, void *arg)
+{
+	unsigned char *count = arg;
+
+	count[e->id]++;
+	free(e);
+}
+
+static int test_destroy_releases_every_entry_once(void)
+{
+	enum { N = 3000 };
+	unsigned char count[N] = { 0 };
+	struct tw_wheel w;
+	unsigned int i;
+
+	tw_init(&w, 10);
+	for (i = 0; i < N; i++)
+		CHECK(add_id(&w, i, 10 + rnd_range(100000)));
+	CHECK(advance_all(&w, 10 + 50000));
+	CHECK(w.nr_expired > 0 && w.nr_live > 0);
+	tw_destroy(&w, release_count, count);
+	for (i = 0; i < N; i++)
+		CHECK(count[i] == 1);
+	CHECK(w.nr_live == 0 && w.nr_expired == 0);
+	CHECK(tw_pop_expired(&w) == NULL && tw_lookup(&w, 5) == NULL);
+	/* Reusable after destroy. */
+	CHECK(add_id(&w, 5, w.clk + 3));
+	CHECK(advance_all(&w, w.clk + 3) && w.nr_expired == 1);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_alloc_failure_leaves_wheel_consistent(void)
+{
+	enum { N = 100000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	unsigned int i, n = 0, failures = 0;
+	u64 t;
+
+	CHECK(ents);
+	tw_init(&w, 0);
+	/* Every allocation fails: the index fills until add says -ENOMEM. */
+	tw_host_fail_alloc = ULONG_MAX;
+	for (i = 0; i < N; i++) {
+		int ret;
+
+		ents[i].id = i;
+		ret = tw_add(&w, &ents[i], 1 + i % 5000);
+		if (ret) {
+			CHECK(ret == -ENOMEM);
+			CHECK(tw_lookup(&w, i) == NULL);
+			CHECK(w.nr_live == n);
+			failures++;
+			continue;
+		}
+		n++;
+	}
+	tw_host_fail_alloc = 0;
+	CHECK(failures > 0);
+	for (i = 0; i < N; i++) {
+		struct tw_entry *e = tw_lookup(&w, i);
+
+		CHECK(e == NULL || e == &ents[i]);
+		/* Memory is back: what failed goes in now. */
+		if (!e)
+			CHECK(tw_add(&w, &ents[i], 1 + i % 5000) == 0);
+	}
+	CHECK(w.nr_live == N);
+	CHECK(tw_next_event(&w, &t) && tick_le(t, 1));
+	CHECK(advance_all(&w, 5000));
+	CHECK(w.nr_expired == N && w.nr_live == 0);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+static int test_next_event_none_when_empty(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a;
+	u64 t = 12345;
+
+	tw_init(&w, 0);
+	CHECK(!tw_next_event(&w, &t));
+	a = add_id(&w, 1, 10);
+	CHECK(a && tw_next_event(&w, &t));
+	tw_remove(&w, a);
+	free(a);
+	CHECK(!tw_next_event(&w, &t));
+	/* Expired but undelivered entries are no work for the wheel. */
+	CHECK(add_id(&w, 2, 10));
+	CHECK(advance_all(&w, 10));
+	CHECK(w.nr_expired == 1 && !tw_next_event(&w, &t));
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_next_event_exact_for_level0_entry(void)
+{
+	struct tw_wheel w;
+	u64 t = 0;
+
+	/* 1000 is 15 * 64 + 40: ticks 1001 .. 1023 are on level 0. */
+	tw_init(&w, 1000);
+	CHECK(add_id(&w, 1, 1023));
+	CHECK(tw_next_event(&w, &t) && t == 1023);
+	CHECK(add_id(&w, 2, 1005));
+	CHECK(tw_next_event(&w, &t) && t == 1005);
+	/* Past the run of 64, the next event is the cascade at 1024. */
+	wheel_free(&w);
+	tw_init(&w, 1023);
+	CHECK(add_id(&w, 3, 1030));
+	CHECK(tw_next_event(&w, &t) && t == 1024);
+	CHECK(advance_all(&w, 1024) && w.nr_expired == 0);
+	CHECK(tw_next_event(&w, &t) && t == 1030);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_next_event_far_entry_cascades_before_deadline(void)
+{
+	struct tw_wheel w;
+	u64 t = 0, dl = 7 + (1ull << 30) + 12345;
+
+	tw_init(&w, 7);
+	CHECK(add_id(&w, 1, dl));
+	CHECK(tw_next_event(&w, &t));
+	CHECK(!tick_le(t, w.clk) && tick_le(t, dl));
+	/* Following the events reaches the deadline exactly. */
+	while (w.nr_live) {
+		CHECK(tw_next_event(&w, &t) && tick_le(t, dl));
+		CHECK(advance_all(&w, t));
+	}
+	CHECK(t == dl && w.nr_expired == 1);
+	wheel_free(&w);
+	return 0;
+}
+
+static int test_next_event_never_after_earliest_deadline(void)
+{
+	struct tw_wheel w;
+	u64 start = UINT64_MAX - 100000, t, min;
+	unsigned int round, i;
+
+	tw_init(&w, start);
+	for (round = 0; round < 300; round++) {
+		for (i = 0; i < 20; i++) {
+			unsigned int level = rnd() % TW_LEVELS;
+			u64 span = 1ull << (6 * level + 6);
+
+			if (span > TW_MAX_DELTA)
+				span = TW_MAX_DELTA;
+			/* An id already live is simply not added again. */
+			add_id(&w, rnd() % 5000, w.clk + rnd_range(span));
+		}
+		/* The earliest deadline, by brute force over the ids. */
+		min = 0;
+		for (i = 0; i < 5000; i++) {
+			struct tw_entry *e = tw_lookup(&w, i);
+
+			if (e && (!min || tick_le(e->expires, min)))
+				min = e->expires;
+		}
+		CHECK(min && tw_next_event(&w, &t));
+		CHECK(tick_le(w.clk, t) && tick_le(t, min));
+		CHECK(advance_all(&w, t));
+		drain_free(&w);
+	}
+	wheel_free(&w);
+	return 0;
+}
+
+static const struct {
+	int (*fn)(void);
+	const char *name;
+} tests[] = {
+#define T(x) { test_##x, #x }
+	T(add_lookup_rearm_remove),
+	T(add_existing_id_is_callers_check),
+	T(refresh_in_expiry_tick_before_advance_moves_it),
+	T(refresh_in_expiry_tick_after_advance_finds_nothing),
+	T(cancel_of_expired_id_finds_nothing),
+	T(never_early_at_most_one_tick_late),
+	T(deadline_order_across_levels_and_cascades),
+	T(empty_ticks_cost_nothing),
+	T(chunked_expiry_of_1e6_same_deadline),
+	T(cascade_cut_by_budget_then_continued_with_changes),
+	T(tick_counter_wraps),
+	T(ids_0_and_u64_max),
+	T(timeout_0_and_max_delta),
+	T(expires_in_the_past_is_clamped_to_next_tick),
+	T(index_grows_to_1e6_and_shrinks_back),
+	T(destroy_releases_every_entry_once),
+	T(alloc_failure_leaves_wheel_consistent),
+	T(next_event_none_when_empty),
+	T(next_event_exact_for_level0_entry),
+	T(next_event_far_entry_cascades_before_deadline),
+	T(next_event_never_after_earliest_deadline),
+#undef T
+};
+
+int main(void)
+{
+	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n1..%u\n", n);
+	for (i = 0; i < n; i++) {
+		int fail = tests[i].fn();
+
+		tw_host_fail_alloc = 0;
+		printf("%sok %u %s\n", fail ? "not " : "", i + 1, tests[i].name);
+		tap_failed += fail;
+	}
+	printf("# %u passed, %d failed\n", n - tap_failed, tap_failed);
+	return tap_failed ? 1 : 0;
+}
