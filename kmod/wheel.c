@@ -470,7 +470,7 @@ bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp)
 	}
 }
 
-struct tw_entry *tw_peek_expired(const struct tw_wheel *w)
+struct tw_entry *tw_peek_expired(struct tw_wheel *w)
 {
 	return list_first_entry_or_null(&w->expired, struct tw_entry, node);
 }

@@ -144,6 +144,6 @@ bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp);
 struct tw_entry *tw_pop_expired(struct tw_wheel *w);
 
 /* The oldest expired entry without taking it, or NULL. */
-struct tw_entry *tw_peek_expired(const struct tw_wheel *w);
+struct tw_entry *tw_peek_expired(struct tw_wheel *w);
 
 #endif /* TWHEEL_WHEEL_H */

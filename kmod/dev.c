@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/twheel: one timing wheel per open file.
+ *
+ * The device layer turns the uapi (include/uapi twheel.h) into calls of
+ * the wheel core (wheel.c) and owns everything the core must not know:
+ * user memory, time, the timer, waking readers, caps and accounting.
+ *
+ * Time: ticks are counted from the moment of setup (ctx->epoch) on the
+ * wheel's clock; tick k ends at epoch + k * tick_ns. One hrtimer per
+ * wheel is armed, absolute, for the tick of the wheel's next event (see
+ * tw_next_event()), and not at all while nothing is due: an idle wheel
+ * costs nothing and the tick cannot drift. The timer callback (hard IRQ)
+ * only queues ctx->work; the work advances the wheel in process context,
+ * at most TWHEEL_ADVANCE_BUDGET entries at a time, catching up every tick
+ * missed since, and re-arms the timer.
+ *
+ * Expired entries wait on the wheel's expired list, each in its own
+ * memory, until read(2) copies them out and frees them: the cap on
+ * entries covers live ids and undelivered events together, and nothing
+ * is ever dropped.
+ *
+ * Locking:
+ *  - ctx->lock (mutex) protects the wheel and every field marked so; it
+ *    is taken in process context only (ioctl, read, work, release).
+ *  - ctx->read_lock (mutex) serialises readers, so that events copied to
+ *    one reader are taken off the list by that reader only. It nests
+ *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
+ *    is.
+ *  - ctx->events_waiting is written under ctx->lock and read without it
+ *    by poll and by readers deciding whether to sleep.
+ */
+#include <linux/compat.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/math64.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include <linux/twheel.h>
+
+#include "dev.h"
+#include "wheel.h"
+
+/* Entries the work moves per run before it yields the CPU and requeues. */
+#define TWHEEL_ADVANCE_BUDGET	4096
+/* Operations of a batch copied in and out at a time (on the stack). */
+#define TWHEEL_BATCH_CHUNK	16
+/* Events copied out at a time by read(2) (on the stack). */
+#define TWHEEL_READ_CHUNK	16
+
+#define TWHEEL_OPF_ALL		(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT)
+
+static struct kmem_cache *twheel_entry_cache;
+/* Live ids plus undelivered events of all wheels, against max_entries_total. */
+static atomic_long_t twheel_nr_entries = ATOMIC_LONG_INIT(0);
+
+/**
+ * struct twheel_ctx - one wheel, the private data of one open file
+ * @lock:		see "Locking" above.
+ * @read_lock:		see "Locking" above.
+ * @wqh:		readers and pollers wait here for events.
+ * @timer:		fires at the wheel's next event; queues @work.
+ * @work:		advances the wheel in process context.
+ * @is_setup:		set once by setup (release store, acquire loads);
+ *			the fields up to @max_timeout_ns are fixed then.
+ * @clockid:		CLOCK_MONOTONIC or CLOCK_BOOTTIME.
+ * @tick_ns:		length of a tick.
+ * @default_timeout_ns:	timeout of operations that carry none.
+ * @max_timeout_ns:	longest timeout accepted.
+ * @max_entries:	cap on live ids plus undelivered events.
+ * @epoch:		start of tick 0, on @clockid.
+ * @events_waiting:	copy of wheel.nr_expired for lockless readers.
+ * @dying:		release has begun; the work must not re-arm. Under @lock.
+ * @armed:		@timer is armed for tick @armed_tick. Under @lock.
+ * @armed_tick:		see @armed.
+ * @expired_total:	events ever moved to the expired list. Under @lock.
+ * @ticks_run:		work runs that advanced the clock. Under @lock.
+ * @ticks_caught_up:	ticks between the one the timer was armed for
+ *			and the one processed when it ran late. Under @lock.
+ * @wheel:		the core's state. Under @lock.
+ */
+struct twheel_ctx {
+	struct mutex lock;
+	struct mutex read_lock;
+	wait_queue_head_t wqh;
+	struct hrtimer timer;
+	struct work_struct work;
+	bool is_setup;
+	clockid_t clockid;
+	u64 tick_ns;
+	u64 default_timeout_ns;
+	u64 max_timeout_ns;
+	u32 max_entries;
+	ktime_t epoch;
+	u64 events_waiting;
+	bool dying;
+	bool armed;
+	u64 armed_tick;
+	u64 expired_total;
+	u64 ticks_run;
+	u64 ticks_caught_up;
+	struct tw_wheel wheel;
+};
+
+static bool twheel_ready(struct twheel_ctx *ctx)
+{
+	return smp_load_acquire(&ctx->is_setup);
+}
+
+static ktime_t twheel_now(const struct twheel_ctx *ctx)
+{
+	return ctx->clockid == CLOCK_BOOTTIME ? ktime_get_boottime() : ktime_get();
+}
+
+/* Absolute time on the wheel's clock at which tick @tick ends. */
+static u64 twheel_tick_to_ns(const struct twheel_ctx *ctx, u64 tick)
+{
+	return ktime_to_ns(ctx->epoch) + tick * ctx->tick_ns;
+}
+
+/* The last tick that has fully passed at @now. */
+static u64 twheel_ns_to_tick(const struct twheel_ctx *ctx, ktime_t now)
+{
+	return div64_u64(ktime_to_ns(ktime_sub(now, ctx->epoch)), ctx->tick_ns);
+}
+
+/* First tick ending at or after @now + @timeout_ns: never early. */
+static u64 twheel_deadline_tick(const struct twheel_ctx *ctx, ktime_t now,
+				u64 timeout_ns)
+{
+	u64 rel = ktime_to_ns(ktime_sub(now, ctx->epoch)) + timeout_ns;
+
+	return div64_u64(rel + ctx->tick_ns - 1, ctx->tick_ns);
+}
+
+static void twheel_free_entry(struct tw_entry *e)
+{
+	kmem_cache_free(twheel_entry_cache, e);
+	atomic_long_dec(&twheel_nr_entries);
+}
+
+static void twheel_release_entry(struct tw_entry *e, void *arg)
+{
+	twheel_free_entry(e);
+}
+
+/*
+ * Arm the timer for the wheel's next event if that is earlier than what
+ * it is armed for. An event that moved later (a cancel, a refresh) is
+ * left armed: the work then finds less to do and re-arms.
+ */
+static void twheel_arm(struct twheel_ctx *ctx)
+{
+	u64 tick;
+
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->dying || !tw_next_event(&ctx->wheel, &tick))
+		return;
+	if (ctx->armed && (s64)(tick - ctx->armed_tick) >= 0)
+		return;
+	ctx->armed = true;
+	ctx->armed_tick = tick;
+	hrtimer_start(&ctx->timer, ns_to_ktime(twheel_tick_to_ns(ctx, tick)),
+		      HRTIMER_MODE_ABS);
+}
+
+/* Hard IRQ context: no wheel work here, only hand it to process context. */
+static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
+{
+	struct twheel_ctx *ctx = container_of(timer, struct twheel_ctx, timer);
+
+	queue_work(system_wq, &ctx->work);
+	return HRTIMER_NORESTART;
+}
+
+/* Process context: expire and cascade what is due, then re-arm or requeue. */
+static void twheel_work_fn(struct work_struct *work)
+{
+	struct twheel_ctx *ctx = container_of(work, struct twheel_ctx, work);
+	bool done, wake;
+	u64 before, now_tick;
+	ktime_t now;
+
+	mutex_lock(&ctx->lock);
+	if (ctx->dying) {
+		mutex_unlock(&ctx->lock);
+		return;
+	}
+	now = twheel_now(ctx);
+	now_tick = twheel_ns_to_tick(ctx, now);
+	if (ctx->armed && (s64)(now_tick - ctx->armed_tick) > 0)
+		ctx->ticks_caught_up += now_tick - ctx->armed_tick;
+	ctx->armed = false;
+	before = ctx->wheel.nr_expired;
+	done = tw_advance(&ctx->wheel, now_tick, TWHEEL_ADVANCE_BUDGET,
+			  ktime_to_ns(now));
+	ctx->ticks_run++;
+	ctx->expired_total += ctx->wheel.nr_expired - before;
+	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
+	wake = ctx->wheel.nr_expired != before;
+	if (done)
+		twheel_arm(ctx);
+	mutex_unlock(&ctx->lock);
+
+	if (wake)
+		wake_up_interruptible_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	if (!done)
+		queue_work(system_wq, &ctx->work);
+}
+
+static int twheel_open(struct inode *inode, struct file *file)
+{
+	struct twheel_ctx *ctx;
+
+	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	mutex_init(&ctx->lock);
+	mutex_init(&ctx->read_lock);
+	init_waitqueue_head(&ctx->wqh);
+	INIT_WORK(&ctx->work, twheel_work_fn);
+	tw_init(&ctx->wheel, 0);
+	file->private_data = ctx;
+	return stream_open(inode, file);
+}
+
+static int twheel_release(struct inode *inode, struct file *file)
+{
+	struct twheel_ctx *ctx = file->private_data;
+
+	/*
+	 * The work re-arms the timer and the timer queues the work: stop the
+	 * work from re-arming first, then neither can come back.
+	 */
+	mutex_lock(&ctx->lock);
+	ctx->dying = true;
+	mutex_unlock(&ctx->lock);
+	if (twheel_ready(ctx))
+		hrtimer_cancel(&ctx->timer);
+	cancel_work_sync(&ctx->work);
+
+	tw_destroy(&ctx->wheel, twheel_release_entry, NULL);
+	mutex_destroy(&ctx->read_lock);
+	mutex_destroy(&ctx->lock);
+	kvfree(ctx);
+	return 0;
+}
+
+static long twheel_ioctl_setup(struct twheel_ctx *ctx,
+			       struct twheel_setup_args __user *uargs)
+{
+	struct twheel_setup_args args;
+	u32 max_entries;
+	u64 max_timeout;
+	int ret = 0;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.pad)
+		return -EINVAL;
+	if (args.clockid != CLOCK_MONOTONIC && args.clockid != CLOCK_BOOTTIME)
+		return -EINVAL;
+	if (args.tick_ns < TWHEEL_TICK_MIN_NS || args.tick_ns > TWHEEL_TICK_MAX_NS)
+		return -EINVAL;
+	if (check_mul_overflow(args.tick_ns, TWHEEL_MAX_TIMEOUT_TICKS, &max_timeout) ||
+	    max_timeout > TWHEEL_MAX_TIMEOUT_NS)
+		max_timeout = TWHEEL_MAX_TIMEOUT_NS;
+	if (args.default_timeout_ns > max_timeout)
+		return -EINVAL;
+	max_entries = READ_ONCE(twheel_max_entries_per_wheel);
+	if (args.max_entries > max_entries)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	if (ctx->is_setup) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ctx->clockid = args.clockid;
+	ctx->tick_ns = args.tick_ns;
+	ctx->default_timeout_ns = args.default_timeout_ns;
+	ctx->max_timeout_ns = max_timeout;
+	ctx->max_entries = args.max_entries ?: max_entries;
+	ctx->epoch = twheel_now(ctx);
+	hrtimer_init(&ctx->timer, ctx->clockid, HRTIMER_MODE_ABS);
+	ctx->timer.function = twheel_timer_fn;
+	smp_store_release(&ctx->is_setup, true);
+out:
+	mutex_unlock(&ctx->lock);
+	return ret;
+}
+
+/* Checks that need no lock: the op's code, flags, pad and timeout. */
+static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op *op)
+{
+	u32 allowed;
+
+	if (op->pad)
+		return -EINVAL;
+	switch (op->op) {
+	case TWHEEL_OP_ADD:
+		allowed = TWHEEL_OPF_TIMEOUT;
+		break;
+	case TWHEEL_OP_REFRESH:
+		allowed = TWHEEL_OPF_ALL;
+		break;
+	case TWHEEL_OP_CANCEL:
+	case TWHEEL_OP_QUERY:
+		allowed = 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (op->flags & ~allowed)
+		return -EINVAL;
+	if (op->flags & TWHEEL_OPF_TIMEOUT) {
+		if (op->timeout_ns > ctx->max_timeout_ns)
+			return -EINVAL;
+	} else if (op->timeout_ns) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A new live entry for @id due at @tick, within the caps. */
+static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
+			     struct tw_entry **out)
+{
+	struct tw_wheel *w = &ctx->wheel;
+	struct tw_entry *e;
+	int ret;
+
+	lockdep_assert_held(&ctx->lock);
+	if (w->nr_live + w->nr_expired >= ctx->max_entries)
+		return -ENOSPC;
+	if (atomic_long_inc_return(&twheel_nr_entries) >
+	    (long)READ_ONCE(twheel_max_entries_total)) {
+		atomic_long_dec(&twheel_nr_entries);
+		return -ENOSPC;
+	}
+	e = kmem_cache_alloc(twheel_entry_cache, GFP_KERNEL_ACCOUNT);
+	if (!e) {
+		atomic_long_dec(&twheel_nr_entries);
+		return -ENOMEM;
+	}
+	e->id = id;
+	ret = tw_add(w, e, tick);
+	if (ret) {
+		twheel_free_entry(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+/* Apply one checked operation. Fills the op's out fields. */
+static int twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+{
+	struct tw_wheel *w = &ctx->wheel;
+	struct tw_entry *e;
+	u64 timeout, tick, deadline;
+	int ret = 0;
+
+	lockdep_assert_held(&ctx->lock);
+	timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns : ctx->default_timeout_ns;
+	tick = twheel_deadline_tick(ctx, now, timeout);
+	e = tw_lookup(w, op->id);
+
+	switch (op->op) {
+	case TWHEEL_OP_ADD:
+		ret = e ? -EEXIST : twheel_add_locked(ctx, op->id, tick, &e);
+		break;
+	case TWHEEL_OP_REFRESH:
+		if (e)
+			tw_rearm(w, e, tick);
+		else if (op->flags & TWHEEL_OPF_ADD_IF_ABSENT)
+			ret = twheel_add_locked(ctx, op->id, tick, &e);
+		else
+			ret = -ENOENT;
+		break;
+	case TWHEEL_OP_CANCEL:
+	case TWHEEL_OP_QUERY:
+		if (!e)
+			ret = -ENOENT;
+		break;
+	}
+
+	op->deadline_ns = 0;
+	op->remaining_ns = 0;
+	op->result = ret;
+	if (ret)
+		return ret;
+
+	deadline = twheel_tick_to_ns(ctx, e->expires);
+	op->deadline_ns = deadline;
+	if (deadline > ktime_to_ns(now))
+		op->remaining_ns = deadline - ktime_to_ns(now);
+	if (op->op == TWHEEL_OP_CANCEL) {
+		tw_remove(w, e);
+		twheel_free_entry(e);
+	}
+	return 0;
+}
+
+static int twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+{
+	int ret = twheel_op_check(ctx, op);
+
+	if (ret) {
+		op->deadline_ns = 0;
+		op->remaining_ns = 0;
+		op->result = ret;
+		return ret;
+	}
+	return twheel_op_locked(ctx, op, now);
+}
+
+static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop)
+{
+	struct twheel_op op;
+	int ret;
+
+	if (copy_from_user(&op, uop, sizeof(op)))
+		return -EFAULT;
+	mutex_lock(&ctx->lock);
+	ret = twheel_op_one(ctx, &op, twheel_now(ctx));
+	twheel_arm(ctx);
+	mutex_unlock(&ctx->lock);
+	if (copy_to_user(uop, &op, sizeof(op)))
+		return -EFAULT;
+	return ret;
+}
+
+static long twheel_ioctl_batch(struct twheel_ctx *ctx,
+			       struct twheel_batch_args __user *uargs)
+{
+	struct twheel_op ops[TWHEEL_BATCH_CHUNK];
+	struct twheel_batch_args args;
+	struct twheel_op __user *uops;
+	size_t bytes;
+	u32 done = 0;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.count > INT_MAX)
+		return -EINVAL;
+	if (check_mul_overflow((size_t)args.count, sizeof(*uops), &bytes))
+		return -EINVAL;
+	uops = u64_to_user_ptr(args.ops);
+
+	while (done < args.count) {
+		u32 i, n = min_t(u32, args.count - done, TWHEEL_BATCH_CHUNK);
+		ktime_t now;
+
+		if (copy_from_user(ops, uops + done, n * sizeof(*ops)))
+			return done ?: -EFAULT;
+		mutex_lock(&ctx->lock);
+		now = twheel_now(ctx);
+		for (i = 0; i < n; i++)
+			twheel_op_one(ctx, &ops[i], now);
+		twheel_arm(ctx);
+		mutex_unlock(&ctx->lock);
+		/* Applied but not reported only if the caller unmapped its array. */
+		if (copy_to_user(uops + done, ops, n * sizeof(*ops)))
+			return done ?: -EFAULT;
+		done += n;
+		if (done < args.count) {
+			if (signal_pending(current))
+				break;
+			cond_resched();
+		}
+	}
+	return done;
+}
+
+static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct twheel_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case TWHEEL_IOC_SETUP:
+		return twheel_ioctl_setup(ctx, uarg);
+	case TWHEEL_IOC_OP:
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_op(ctx, uarg);
+	case TWHEEL_IOC_BATCH:
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_batch(ctx, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * Copy up to @max of the oldest events into @ev without taking them off
+ * the list; the caller holds ctx->read_lock, so they stay first.
+ */
+static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
+				       struct twheel_event *ev, unsigned int max)
+{
+	struct tw_entry *e;
+	unsigned int n = 0;
+
+	mutex_lock(&ctx->lock);
+	list_for_each_entry(e, &ctx->wheel.expired, node) {
+		if (n == max)
+			break;
+		ev[n].id = e->id;
+		ev[n].deadline_ns = twheel_tick_to_ns(ctx, e->expires);
+		ev[n].expired_ns = e->stamp;
+		n++;
+	}
+	mutex_unlock(&ctx->lock);
+	return n;
+}
+
+static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
+{
+	mutex_lock(&ctx->lock);
+	while (n--)
+		twheel_free_entry(tw_pop_expired(&ctx->wheel));
+	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
+	mutex_unlock(&ctx->lock);
+}
+
+static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
+			   loff_t *ppos)
+{
+	struct twheel_ctx *ctx = file->private_data;
+	struct twheel_event ev[TWHEEL_READ_CHUNK];
+	size_t max = count / sizeof(*ev), done = 0;
+	ssize_t ret;
+
+	if (!max)
+		return -EINVAL;
+	if (!twheel_ready(ctx))
+		return -EBADFD;
+
+	for (;;) {
+		if (!READ_ONCE(ctx->events_waiting)) {
+			if (file->f_flags & O_NONBLOCK)
+				return -EAGAIN;
+			ret = wait_event_interruptible(ctx->wqh,
+						       READ_ONCE(ctx->events_waiting));
+			if (ret)
+				return ret;
+		}
+		ret = mutex_lock_interruptible(&ctx->read_lock);
+		if (ret)
+			return ret;
+		/* Another reader may have taken them while this one slept. */
+		if (READ_ONCE(ctx->events_waiting))
+			break;
+		mutex_unlock(&ctx->read_lock);
+	}
+
+	while (done < max) {
+		unsigned int n = twheel_peek_events(ctx, ev,
+					min_t(size_t, max - done, TWHEEL_READ_CHUNK));
+
+		if (!n)
+			break;
+		/* On a fault the events stay queued for the next read. */
+		if (copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev)))
+			break;
+		twheel_consume_events(ctx, n);
+		done += n;
+	}
+	mutex_unlock(&ctx->read_lock);
+	return done ? done * sizeof(*ev) : -EFAULT;
+}
+
+static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct twheel_ctx *ctx = file->private_data;
+
+	poll_wait(file, &ctx->wqh, wait);
+	return READ_ONCE(ctx->events_waiting) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+#ifdef CONFIG_PROC_FS
+static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct twheel_ctx *ctx = file->private_data;
+
+	mutex_lock(&ctx->lock);
+	if (!ctx->is_setup) {
+		seq_puts(m, "setup:\tno\n");
+		goto out;
+	}
+	seq_printf(m, "tick_ns:\t%llu\n", ctx->tick_ns);
+	seq_printf(m, "default_timeout_ns:\t%llu\n", ctx->default_timeout_ns);
+	seq_printf(m, "clockid:\t%d\n", ctx->clockid);
+	seq_printf(m, "max_entries:\t%u\n", ctx->max_entries);
+	seq_printf(m, "live:\t%llu\n", ctx->wheel.nr_live);
+	seq_printf(m, "events_waiting:\t%llu\n", ctx->wheel.nr_expired);
+	seq_printf(m, "expired_total:\t%llu\n", ctx->expired_total);
+	seq_printf(m, "ticks_run:\t%llu\n", ctx->ticks_run);
+	seq_printf(m, "ticks_caught_up:\t%llu\n", ctx->ticks_caught_up);
+out:
+	mutex_unlock(&ctx->lock);
+}
+#endif
+
+static const struct file_operations twheel_fops = {
+	.owner		= THIS_MODULE,
+	.open		= twheel_open,
+	.release	= twheel_release,
+	.read		= twheel_read,
+	.poll		= twheel_poll,
+	.unlocked_ioctl	= twheel_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+#ifdef CONFIG_PROC_FS
+	.show_fdinfo	= twheel_show_fdinfo,
+#endif
+};
+
+struct miscdevice twheel_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "twheel",
+	.fops	= &twheel_fops,
+	.mode	= 0666,
+};
+
+int twheel_dev_init(void)
+{
+	twheel_entry_cache = kmem_cache_create("twheel_entry", sizeof(struct tw_entry),
+					       0, SLAB_ACCOUNT, NULL);
+	return twheel_entry_cache ? 0 : -ENOMEM;
+}
+
+void twheel_dev_exit(void)
+{
+	kmem_cache_destroy(twheel_entry_cache);
+}
