@@ -393,6 +393,9 @@ bool tw_next_event(const struct tw_wheel *w, u64 *tick)
 {
 	int lvl;
 
+	/* A cut cascade whose entries were all removed is no work. */
+	if (!w->nr_live)
+		return false;
 	if (w->pend_level >= 0) {
 		*tick = w->clk;
 		return true;
