@@ -689,6 +689,30 @@ static int test_next_event_none_when_empty(void)
 	return 0;
 }
 
+static int test_next_event_none_after_cut_advance_emptied(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a, *b;
+	u64 t;
+
+	tw_init(&w, 0);
+	a = add_id(&w, 1, 10);
+	b = add_id(&w, 2, 10);
+	CHECK(a && b);
+	/* Budget 1: one of the two expires, the slot is left half done. */
+	CHECK(!tw_advance(&w, 10, 1, 10));
+	CHECK(w.nr_expired == 1 && w.nr_live == 1);
+	CHECK(tw_next_event(&w, &t) && t == w.clk);
+	tw_remove(&w, tw_lookup(&w, tw_peek_expired(&w) == a ? 2 : 1));
+	/* No live entry: nothing to do, whatever the cut left behind. */
+	CHECK(w.nr_live == 0 && !tw_next_event(&w, &t));
+	CHECK(advance_all(&w, 20) && w.nr_expired == 1);
+	CHECK(!tw_next_event(&w, &t));
+	free(tw_peek_expired(&w) == a ? b : a);
+	wheel_free(&w);
+	return 0;
+}
+
 static int test_next_event_exact_for_level0_entry(void)
 {
 	struct tw_wheel w;
@@ -787,6 +811,7 @@ static const struct {
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(next_event_none_when_empty),
+	T(next_event_none_after_cut_advance_emptied),
 	T(next_event_exact_for_level0_entry),
 	T(next_event_far_entry_cascades_before_deadline),
 	T(next_event_never_after_earliest_deadline),

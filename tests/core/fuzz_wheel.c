@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Differential fuzzer of the wheel core against a reference model.
+ *
+ * The input bytes decode into a start clock (near 0, near 2^36, near
+ * UINT64_MAX, or anywhere) and a sequence of operations: add, rearm,
+ * remove and lookup of ids from a small space (so ids collide), bulk adds
+ * and removes (so the id index grows, shrinks and resizes under way),
+ * advances by steps from one tick to 2^36 with budgets from one entry to
+ * unlimited, left cut short or carried on, advances to tw_next_event(),
+ * pops of expired entries, and allocation failures. The model is a plain
+ * array scan: for every id, whether it is live and its deadline, and the
+ * queue of expired entries. After every operation the wheel must agree
+ * with it: what is live and when it is due, what expired (exactly once,
+ * never early, in nondecreasing deadline order, stamped by the call that
+ * expired it), the counters, and tw_next_event() (false iff nothing is
+ * live, never before the clock nor after the earliest deadline). Any
+ * difference abort()s.
+ *
+ * Built with libFuzzer (clang -fsanitize=fuzzer), or with -DFUZZ_REPLAY
+ * as a plain program that replays input files or directories, for gdb.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "wheel.h"
+
+unsigned long tw_host_fail_alloc;
+
+#define NK		1024	/* id space */
+#define NK_SMALL	24	/* ids single operations use: they collide */
+
+/* An entry as the fuzzer allocates it: the wheel's part and our key. */
+struct fent {
+	struct tw_entry e;
+	unsigned int k;
+};
+
+static struct {
+	const uint8_t *p;
+	size_t n;
+} in;
+
+static struct {
+	u64 start;			/* clock at tw_init: origin of rel() */
+	u64 now;			/* the last target given to tw_advance */
+	u64 stamp;			/* stamp of the last tw_advance call */
+	u64 last_dl;			/* deadline of the last entry expired */
+	bool cut;			/* the last advance ran out of budget */
+	struct fent *live[NK];		/* NULL if not live */
+	u64 dl[NK];			/* deadline of live[k] */
+	unsigned int list[NK];		/* the live keys, in no order */
+	unsigned int pos[NK];		/* where k is in @list */
+	unsigned int nr_live;
+	struct fent **q;		/* expired, oldest at q[qh] */
+	size_t qh, qt, qcap;
+} m;
+
+static struct tw_wheel w;
+
+#define FAIL(...) do {							\
+	fprintf(stderr, "fuzz_wheel: line %d: ", __LINE__);		\
+	fprintf(stderr, __VA_ARGS__);					\
+	fputc('\n', stderr);						\
+	abort();							\
+} while (0)
+#define REQUIRE(c) do {							\
+	if (!(c))							\
+		FAIL("%s", #c);						\
+} while (0)
+
+static u64 get(unsigned int bytes)
+{
+	u64 v = 0;
+
+	while (bytes-- && in.n) {
+		v = v << 8 | *in.p++;
+		in.n--;
+	}
+	return v;
+}
+
+/* Position of a tick on the fuzz run's time line; runs span < 2^63. */
+static u64 rel(u64 tick)
+{
+	return tick - m.start;
+}
+
+static u64 id_of(unsigned int k)
+{
+	static const u64 special[] = { 0, UINT64_MAX, 1ull << 63, 1 };
+
+	if (k < 4)
+		return special[k];
+	return (u64)k * 0x9e3779b97f4a7c15ull;
+}
+
+/* A deadline relative to the clock, over every level and past both ends. */
+static u64 gen_delta(void)
+{
+	switch (get(1) % 12) {
+	case 0:
+		return 0;
+	case 1:
+		return TW_MAX_DELTA;
+	case 2:
+		return TW_MAX_DELTA + 1 + get(2);		/* clamped */
+	case 3:
+		return -(u64)get(5);			/* past: clamped */
+	case 4:
+		return 1 + get(1) % 64;			/* level 0 */
+	case 5:
+		return 1 + get(2) % 4096;			/* level 1 */
+	case 6:
+		return 1 + get(3) % 262144;		/* level 2 */
+	case 7:
+		return 1 + get(4) % (1u << 24);		/* level 3 */
+	case 8:
+		return 1 + get(4) % (1u << 30);		/* level 4 */
+	case 9:
+		return 1 + get(5) % TW_MAX_DELTA;		/* level 5 */
+	case 10:
+		/* Right on a run boundary of some level. */
+		return (64 - (w.clk & 63)) << (6 * (get(1) % 5));
+	default:
+		return TW_MAX_DELTA - get(2);
+	}
+}
+
+static u64 model_clamp(u64 expires)
+{
+	if ((s64)(expires - w.clk) <= 0)
+		return w.clk + 1;
+	if (expires - w.clk > TW_MAX_DELTA)
+		return w.clk + TW_MAX_DELTA;
+	return expires;
+}
+
+static void model_link(unsigned int k, struct fent *f, u64 dl)
+{
+	m.live[k] = f;
+	m.dl[k] = dl;
+	m.pos[k] = m.nr_live;
+	m.list[m.nr_live++] = k;
+}
+
+static void model_unlink(unsigned int k)
+{
+	unsigned int last = m.list[--m.nr_live];
+
+	m.list[m.pos[k]] = last;
+	m.pos[last] = m.pos[k];
+	m.live[k] = NULL;
+}
+
+static void q_push(struct fent *f)
+{
+	if (m.qt == m.qcap) {
+		m.qcap = m.qcap ? 2 * m.qcap : 256;
+		m.q = realloc(m.q, m.qcap * sizeof(*m.q));
+		REQUIRE(m.q);
+	}
+	m.q[m.qt++] = f;
+}
+
+static void op_add(unsigned int k, bool fault)
+{
+	u64 want = w.clk + gen_delta();
+	struct fent *f;
+	int ret;
+
+	if (m.live[k]) {
+		/* The caller's check that the wheel relies on. */
+		REQUIRE(tw_lookup(&w, id_of(k)) == &m.live[k]->e);
+		return;
+	}
+	f = malloc(sizeof(*f));
+	REQUIRE(f);
+	memset(f, 0xa5, sizeof(*f));	/* the wheel must set what it uses */
+	f->e.id = id_of(k);
+	f->k = k;
+	if (fault)
+		tw_host_fail_alloc = 1 + get(1) % 3;
+	ret = tw_add(&w, &f->e, want);
+	tw_host_fail_alloc = 0;
+	if (ret) {
+		REQUIRE(fault && ret == -ENOMEM);
+		REQUIRE(tw_lookup(&w, f->e.id) == NULL);
+		free(f);
+		return;
+	}
+	model_link(k, f, model_clamp(want));
+	REQUIRE(f->e.expires == m.dl[k]);
+}
+
+static void op_rearm(unsigned int k)
+{
+	u64 want = w.clk + gen_delta();
+	struct fent *f = m.live[k];
+
+	if (!f) {
+		REQUIRE(tw_lookup(&w, id_of(k)) == NULL);
+		return;
+	}
+	REQUIRE(tw_lookup(&w, id_of(k)) == &f->e);
+	tw_rearm(&w, &f->e, want);
+	m.dl[k] = model_clamp(want);
+	REQUIRE(f->e.expires == m.dl[k]);
+}
+
+static void op_remove(unsigned int k, bool fault)
+{
+	struct fent *f = m.live[k];
+
+	if (!f) {
+		REQUIRE(tw_lookup(&w, id_of(k)) == NULL);
+		return;
+	}
+	REQUIRE(tw_lookup(&w, id_of(k)) == &f->e);
+	if (fault)
+		tw_host_fail_alloc = 1;	/* a shrink may fail: harmless */
+	tw_remove(&w, &f->e);
+	tw_host_fail_alloc = 0;
+	model_unlink(k);
+	free(f);
+}
+
+/* One tw_advance() call to @target; check what it expired. */
+static bool advance_once(u64 target, unsigned int budget)
+{
+	u64 before = w.nr_expired, old_clk = w.clk, moved, i;
+	struct list_head *pos;
+	bool done;
+
+	m.stamp++;
+	done = tw_advance(&w, target, budget, m.stamp);
+	m.now = target;
+	m.cut = !done;
+	REQUIRE(w.nr_expired >= before);
+	moved = w.nr_expired - before;
+	REQUIRE(moved <= (budget ? budget : 1));
+	REQUIRE(rel(old_clk) <= rel(w.clk) && rel(w.clk) <= rel(target));
+	if (done)
+		REQUIRE(w.clk == target);
+
+	/* The new entries are the last @moved of the expired list. */
+	pos = &w.expired;
+	for (i = 0; i < moved; i++) {
+		pos = pos->prev;
+		REQUIRE(pos != &w.expired);
+	}
+	for (i = 0; i < moved; i++, pos = pos->next) {
+		struct tw_entry *e = list_entry(pos, struct tw_entry, node);
+		struct fent *f = container_of(e, struct fent, e);
+		unsigned int k = f->k;
+
+		REQUIRE(k < NK && m.live[k] == f);
+		REQUIRE(e->id == id_of(k) && e->expires == m.dl[k]);
+		REQUIRE(e->stamp == m.stamp);
+		/* Never early; in order, across calls too. */
+		REQUIRE(rel(m.dl[k]) <= rel(target));
+		REQUIRE(rel(m.dl[k]) <= rel(w.clk));
+		REQUIRE(rel(m.last_dl) <= rel(m.dl[k]));
+		m.last_dl = m.dl[k];
+		model_unlink(k);
+		q_push(f);
+	}
+	REQUIRE(pos == &w.expired);
+	return done;
+}
+
+static void op_advance(void)
+{
+	u64 step = 0, target, t;
+	unsigned int budget, calls = 0;
+	uint8_t how = get(1);
+	bool loop = how & 0x80;
+
+	switch (how % 10) {
+	case 0:
+		step = 0;			/* carry on a cut advance */
+		break;
+	case 1:
+		step = 1;
+		break;
+	case 2:
+		step = get(1) % 64;
+		break;
+	case 3:
+		step = get(2) % 4096;
+		break;
+	case 4:
+		step = get(3) % (1u << 24);
+		break;
+	case 5:
+		step = get(4) + get(1);		/* around TW_MAX_DELTA */
+		break;
+	case 6:
+		step = get(5) % (1ull << 36);
+		break;
+	case 7:
+	case 8:
+		/* Up to the earliest deadline, or just before it. */
+		if (m.nr_live) {
+			u64 min = m.dl[m.list[0]];
+			unsigned int i;
+
+			for (i = 1; i < m.nr_live; i++)
+				if (rel(m.dl[m.list[i]]) < rel(min))
+					min = m.dl[m.list[i]];
+			if (how % 10 == 8)
+				min--;
+			if (rel(min) > rel(m.now))
+				step = min - m.now;
+		}
+		break;
+	default:
+		/* Where an event loop would wake up. */
+		if (tw_next_event(&w, &t) && rel(t) > rel(m.now))
+			step = t - m.now;
+		break;
+	}
+	target = m.now + step;
+	budget = get(1);
+	budget = budget >= 200 ? UINT_MAX : budget % 17;	/* 0 means 1 */
+
+	if (!advance_once(target, budget) && budget == UINT_MAX)
+		FAIL("an unlimited budget ran out");
+	while (loop && m.cut) {
+		/* Each call moves at least one entry or makes it to @target. */
+		REQUIRE(++calls < 100000);
+		advance_once(target, budget);
+	}
+}
+
+static void op_pop(unsigned int n)
+{
+	while (n--) {
+		struct tw_entry *e = tw_pop_expired(&w);
+
+		if (m.qh == m.qt) {
+			REQUIRE(e == NULL);
+			return;
+		}
+		REQUIRE(e == &m.q[m.qh]->e);
+		REQUIRE(tw_peek_expired(&w) ==
+			(m.qh + 1 < m.qt ? &m.q[m.qh + 1]->e : NULL));
+		m.qh++;
+		free(container_of(e, struct fent, e));
+	}
+}
+
+/* The whole model against the wheel; @full also looks up absent ids. */
+static void check(bool full)
+{
+	u64 t, min = 0;
+	unsigned int i, k;
+	bool any;
+
+	REQUIRE(w.nr_live == m.nr_live);
+	REQUIRE(w.nr_expired == m.qt - m.qh);
+	REQUIRE(tw_peek_expired(&w) == (m.qh < m.qt ? &m.q[m.qh]->e : NULL));
+	for (i = 0; i < m.nr_live; i++) {
+		k = m.list[i];
+		REQUIRE(tw_lookup(&w, id_of(k)) == &m.live[k]->e);
+		REQUIRE(m.live[k]->e.expires == m.dl[k]);
+		/* Due after the clock; at it only inside a cut advance. */
+		if (m.cut)
+			REQUIRE(rel(m.dl[k]) >= rel(w.clk));
+		else
+			REQUIRE(rel(m.dl[k]) > rel(w.clk));
+		REQUIRE(rel(m.dl[k]) - rel(w.clk) <= TW_MAX_DELTA);
+		if (i == 0 || rel(m.dl[k]) < rel(min))
+			min = m.dl[k];
+	}
+	for (k = 0; full && k < NK; k++)
+		if (!m.live[k])
+			REQUIRE(tw_lookup(&w, id_of(k)) == NULL);
+
+	any = tw_next_event(&w, &t);
+	REQUIRE(any == (m.nr_live > 0));
+	if (any) {
+		REQUIRE(rel(w.clk) <= rel(t));
+		REQUIRE(rel(t) <= rel(min));
+	}
+}
+
+static void reset(void)
+{
+	tw_init(&w, 0);
+	m.nr_live = 0;
+	memset(m.live, 0, sizeof(m.live));
+	m.qh = m.qt = 0;
+	m.cut = false;
+	m.stamp = 0;
+}
+
+static void release(struct tw_entry *e, void *arg)
+{
+	unsigned int *count = arg;
+
+	(*count)++;
+	free(container_of(e, struct fent, e));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned int nops = 0, released = 0, expected;
+	u64 start;
+
+	in.p = data;
+	in.n = size;
+	reset();
+	switch (get(1) % 5) {
+	case 0:
+		start = get(2);
+		break;
+	case 1:
+		start = UINT64_MAX - get(2);
+		break;
+	case 2:
+		start = (1ull << 36) - get(3);
+		break;
+	case 3:
+		start = (u64)(1ull << 32) * get(4) - get(2);
+		break;
+	default:
+		start = get(8);
+		break;
+	}
+	tw_init(&w, start);
+	m.start = m.now = m.last_dl = start;
+
+	while (in.n && nops++ < 2000) {
+		unsigned int op = get(1), k = get(1) % NK_SMALL, i, n;
+
+		switch (op % 16) {
+		case 0: case 1: case 2:
+			op_add(k, false);
+			break;
+		case 3: case 4:
+			op_rearm(k);
+			break;
+		case 5:
+			op_remove(k, false);
+			break;
+		case 6:
+			/* Refresh-or-add, as the device does it. */
+			if (m.live[k])
+				op_rearm(k);
+			else
+				op_add(k, false);
+			break;
+		case 7: case 8: case 9:
+			op_advance();
+			break;
+		case 10:
+			op_pop(get(1) % 8);
+			break;
+		case 11:
+			/* Many adds: the index grows and resizes under way. */
+			n = get(1) + 1;
+			k = get(2) % NK;
+			for (i = 0; i < n; i++)
+				op_add((k + i * 7) % NK, op & 0x80);
+			break;
+		case 12:
+			/* Many removes: the index shrinks. */
+			n = get(1) % (m.nr_live + 1);
+			while (n--)
+				op_remove(m.list[get(2) % m.nr_live], op & 0x80);
+			break;
+		case 13:
+			op_add(k, true);
+			break;
+		case 14:
+			/* Rearm many: cascades of moved entries. */
+			n = get(1) % (m.nr_live + 1);
+			while (n--)
+				op_rearm(m.list[get(2) % m.nr_live]);
+			break;
+		default:
+			REQUIRE(tw_lookup(&w, id_of(k)) ==
+				(m.live[k] ? &m.live[k]->e : NULL));
+			break;
+		}
+		check(m.nr_live < 64 || nops % 64 == 0);
+	}
+	check(true);
+	expected = m.nr_live + (m.qt - m.qh);
+	tw_destroy(&w, release, &released);
+	REQUIRE(released == expected);
+	REQUIRE(w.nr_live == 0 && w.nr_expired == 0 && !tw_peek_expired(&w));
+	REQUIRE(w.index.cur == NULL && w.index.old == NULL);
+	return 0;
+}
+
+#ifdef FUZZ_REPLAY
+#include <dirent.h>
+
+static unsigned long replayed;
+
+static void replay_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long len;
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc(len ? len : 1);
+	if (!buf || fread(buf, 1, len, f) != (size_t)len) {
+		perror(path);
+		exit(2);
+	}
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, len);
+	free(buf);
+	replayed++;
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		DIR *d = opendir(argv[i]);
+		struct dirent *de;
+		char path[4096];
+
+		if (!d) {
+			replay_file(argv[i]);
+			continue;
+		}
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", argv[i], de->d_name);
+			replay_file(path);
+		}
+		closedir(d);
+	}
+	free(m.q);
+	printf("fuzz_replay: %lu inputs replayed, no difference\n", replayed);
+	return 0;
+}
+#endif
