@@ -31,11 +31,13 @@
 #define TWHEEL_TICK_MAX_NS	3600000000000ULL	/* 1 h */
 
 /*
- * Longest timeout, in ticks of the wheel: a timeout_ns larger than
- * TWHEEL_MAX_TIMEOUT_TICKS * tick_ns is rejected with EINVAL.
- * (2^32 ticks: 49 days at a 1 ms tick, 136 years at 1 s.)
+ * Longest timeout: a timeout_ns larger than TWHEEL_MAX_TIMEOUT_TICKS *
+ * tick_ns, or than TWHEEL_MAX_TIMEOUT_NS, is rejected with EINVAL.
+ * (2^32 ticks: 49 days at a 1 ms tick, 136 years at 1 s; 2^62 ns is
+ * 146 years.)
  */
 #define TWHEEL_MAX_TIMEOUT_TICKS	(1ULL << 32)
+#define TWHEEL_MAX_TIMEOUT_NS		(1ULL << 62)
 
 /**
  * struct twheel_setup_args - argument of TWHEEL_IOC_SETUP
