@@ -568,6 +568,7 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 		mutex_unlock(&ctx->read_lock);
 	}
 
+	ret = 0;
 	while (done < max) {
 		unsigned int n = twheel_peek_events(ctx, ev,
 					min_t(size_t, max - done, TWHEEL_READ_CHUNK));
@@ -575,13 +576,15 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 		if (!n)
 			break;
 		/* On a fault the events stay queued for the next read. */
-		if (copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev)))
+		if (copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev))) {
+			ret = -EFAULT;
 			break;
+		}
 		twheel_consume_events(ctx, n);
 		done += n;
 	}
 	mutex_unlock(&ctx->read_lock);
-	return done ? done * sizeof(*ev) : -EFAULT;
+	return done ? done * sizeof(*ev) : ret;
 }
 
 static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
