@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test of the project, behind `make check`: install what is needed,
+# run the host tests of the wheel core, build the selftests, then boot
+# each kernel (Debian 6.1, Debian 6.12, the debug kernel) once under QEMU
+# with the module loaded and run all selftests in it (vm/run.sh).
+#
+# Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
+# is one test. A program that crashed, hung, exited non-zero without a
+# "not ok" line, or printed no TAP is one failure under its name (exit
+# code 4 without TAP, kselftest's skip, is one skip). Each kernel adds
+# "module loads", "module unloads", "kernel log clean", "VM run
+# completes", and on the debug kernel "kmemleak clean". One kernel's
+# failure does not stop the others. The last line is exactly
+# "N passed, N failed, N skipped"; the exit status is non-zero if any
+# test failed. Environment: TWHEEL_KERNELS (default "deb61 deb612
+# debug"), TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and those of vm/run.sh.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+out=${TWHEEL_CHECK_OUT:-}
+kernels=${TWHEEL_KERNELS:-deb61 deb612 debug}
+passed=0 failed=0 skipped=0
+failures=()
+timings=()
+
+if [ -z "$out" ]; then
+	out=$cache/check
+	rm -rf "$out"
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+pass() { passed=$((passed + 1)); }
+skip() { skipped=$((skipped + 1)); }
+fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
+
+stage_start=0
+stage() { stage_name=$1; stage_start=$(date +%s); echo "== $1"; }
+stage_done() {
+	local s=$(( $(date +%s) - stage_start ))
+	timings+=("$(printf '%5d s  %s' "$s" "$stage_name")")
+}
+
+# Count the TAP lines of file $2, naming failures "$1: name". Sets tap_lines
+# and tap_failed for the caller.
+count_tap() {
+	local line name
+	tap_lines=0 tap_failed=0
+	while IFS= read -r line; do
+		tap_lines=$((tap_lines + 1))
+		name=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ //; s/ *#.*//')
+		case $line in
+		not\ ok*) fail "$1: $name"; tap_failed=$((tap_failed + 1)) ;;
+		*'# SKIP'*|*'# skip'*) skip ;;
+		*) pass ;;
+		esac
+	done < <(grep -E '^(not )?ok [0-9]+ ' "$2" || true)
+}
+
+# Host tests of the wheel core.
+stage setup
+"$top/scripts/setup.sh" >"$out/setup.log" 2>&1 || { cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
+stage_done
+
+stage "host tests (tests/core)"
+rc=0
+make -C "$top/tests/core" test >"$out/host.log" 2>&1 || rc=$?
+count_tap host "$out/host.log"
+if [ "$tap_lines" = 0 ]; then
+	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
+elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
+	fail "host: tests/core exited $rc (see $out/host.log)"
+fi
+echo "host: $passed passed, $failed failed, $skipped skipped"
+stage_done
+
+# The selftests, static programs to copy into the VMs.
+stage "build selftests"
+progs=()
+if ! make -C "$top" selftests >"$out/selftests-build.log" 2>&1; then
+	tail -n 20 "$out/selftests-build.log"
+	fail "selftests: build (see $out/selftests-build.log)"
+elif ! make -s -C "$top/selftests" list-progs >"$out/selftests-list" 2>>"$out/selftests-build.log"; then
+	fail "selftests: 'make -s -C selftests list-progs' failed or missing"
+else
+	while IFS= read -r p; do
+		if [ -f "$p" ]; then progs+=("$p"); else fail "selftests: listed program $p does not exist"; fi
+	done <"$out/selftests-list"
+fi
+[ ${#progs[@]} = 0 ] && fail "selftests: no programs to run"
+echo "selftests: ${#progs[@]} programs"
+stage_done
+
+# Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
+# "missing" when the VM wrote none.
+kmemleak_leaks() {
+	leaks=$(awk -F 'leaks=' '/^twheel-vm: kmemleak .* leaks=/ { n++; s += $2 } END { if (n) print s }' "$1")
+	[ -n "$leaks" ] || leaks=missing
+}
+
+# One VM per kernel, all programs in one boot.
+run_kernel() {
+	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code
+	local p0=$passed f0=$failed s0=$skipped
+	mkdir -p "$dir"
+	"$top/vm/run.sh" --out "$dir" "$k" ${progs[@]+"${progs[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
+	res=$dir/results.txt
+	touch "$res"
+	for p in ${progs[@]+"${progs[@]}"}; do
+		name=$(basename "$p")
+		section=$dir/$name.log
+		awk -v b="twheel-vm: begin $name" -v e="twheel-vm: end $name exit=" \
+			'$0 == b { on = 1; next } on && index($0, e) == 1 { on = 0 } on' "$res" >"$section"
+		count_tap "$k: $name" "$section"
+		exit_line=$(grep "^twheel-vm: end $name exit=" "$res" || true)
+		code=$(echo "$exit_line" | sed -n 's/.* exit=\([0-9]*\).*/\1/p')
+		if [ -z "$exit_line" ]; then
+			fail "$k: $name: no end marker (crashed, hung or never ran)"
+		elif [ "$code" = 4 ] && [ "$tap_lines" = 0 ]; then
+			skip
+		elif [ "$tap_lines" = 0 ]; then
+			fail "$k: $name: no TAP output (exit $code)"
+		elif [ "$code" != 0 ] && [ "$code" != 4 ] && [ "$tap_failed" = 0 ]; then
+			fail "$k: $name: exit $code ($exit_line)"
+		fi
+	done
+	grep -qx 'twheel-vm: insmod exit=0' "$res" && pass || fail "$k: module loads"
+	grep -qx 'twheel-vm: rmmod exit=0' "$res" && pass || fail "$k: module unloads"
+	grep -qx 'twheel-vm: done' "$res" && pass || fail "$k: VM run completes"
+	if [ -s "$dir/kernel.log" ] && [ -f "$dir/kernel-log-problems.txt" ] && [ ! -s "$dir/kernel-log-problems.txt" ]; then
+		pass
+	else
+		fail "$k: kernel log clean (see $dir/kernel-log-problems.txt)"
+		head -n 10 "$dir/kernel-log-problems.txt" 2>/dev/null | sed 's/^/    /'
+	fi
+	if [ "$k" = debug ]; then
+		kmemleak_leaks "$res"
+		[ "$leaks" = 0 ] && pass || fail "$k: kmemleak clean ($leaks leaks, see $res)"
+	fi
+	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
+}
+
+case " $kernels " in
+*" debug "*)
+	stage "build debug kernel"
+	"$top/vm/build-debug-kernel.sh" >"$out/debug-kernel.log" 2>&1 ||
+		{ tail -n 20 "$out/debug-kernel.log"; fail "debug: kernel builds (see $out/debug-kernel.log)"; }
+	stage_done ;;
+esac
+
+for k in $kernels; do
+	stage "VM $k"
+	run_kernel "$k"
+	stage_done
+done
+
+echo
+echo "== summary (logs in $out)"
+printf '%s\n' "${timings[@]}"
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failures:"
+	printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

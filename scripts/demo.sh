@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo behind `make demo`: install what is needed, build the module
+# and demo/heartbeat (a static program, `make -C demo`), boot a Debian
+# kernel under QEMU with the module loaded (vm/run.sh), run the demo in
+# it and print its output, whose last line is a machine-readable
+# "demo: ..." summary. Fails if the VM or the demo failed.
+# Environment: TWHEEL_DEMO_KERNEL (deb612, or deb61 or debug),
+# TWHEEL_CACHE, and those of vm/run.sh.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+kernel=${TWHEEL_DEMO_KERNEL:-deb612}
+out=$cache/demo/$kernel
+demo=$top/demo/heartbeat
+
+"$top/scripts/setup.sh"
+[ -f "$top/demo/Makefile" ] || { echo "demo: no demo/Makefile yet" >&2; exit 1; }
+make -C "$top/demo"
+[ -x "$demo" ] || { echo "demo: make -C demo made no $demo" >&2; exit 1; }
+
+rc=0
+"$top/vm/run.sh" --out "$out" "$kernel" "$demo" || rc=$?
+echo
+echo "---- demo/heartbeat on $kernel ----"
+awk '$0 == "twheel-vm: begin heartbeat" { on = 1; next }
+     /^twheel-vm: end heartbeat exit=/ { on = 0 } on' "$out/results.txt"
+echo "----"
+grep -q '^demo: ' "$out/results.txt" || { echo "demo: no final 'demo:' line" >&2; rc=1; }
+[ "$rc" = 0 ] || echo "demo FAILED: see $out/results.txt and $out/kernel.log" >&2
+exit "$rc"

@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a kernel under QEMU with twheel.ko loaded and run test programs in
+# it; the harness behind `make check` and `make demo`, and usable by hand:
+#
+#   vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
+#
+# KERNEL is deb61 (Debian 6.1), deb612 (Debian 6.12) or debug (the
+# kernel of vm/build-debug-kernel.sh). Each PROG is a host file (a static
+# binary or a busybox sh script) copied into the VM and run in order, in
+# /tmp, with a timeout; the words after -- are run as one `sh -c` command
+# line. The module is built for KERNEL in a copy of the tree under
+# $TWHEEL_CACHE/build/KERNEL, so the repo stays clean.
+#
+# Results: the VM writes each program's output to its second serial port,
+# between "twheel-vm: begin NAME" and "twheel-vm: end NAME exit=N", then
+# the kmemleak report (where the kernel has kmemleak), the rmmod result,
+# and last "twheel-vm: done". No "done" is not a pass. The kernel log
+# (first serial port) is then searched for BUG/WARNING/KASAN/UBSAN/leak/
+# oops lines. Exit status: 0 all good, 1 a test or check failed, 2 the
+# harness could not run (usage, build).
+set -eu
+
+usage() {
+	cat >&2 <<EOF
+usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
+  KERNEL             deb61 | deb612 | debug
+  --mem SIZE         guest memory (default \$TWHEEL_VM_MEM or 1G)
+  --cpus N           guest CPUs (default \$TWHEEL_VM_CPUS or 2)
+  --timeout SECS     whole VM run (default \$TWHEEL_VM_TIMEOUT or 1200)
+  --prog-timeout S   each program (default \$TWHEEL_PROG_TIMEOUT or 300)
+  --append ARGS      extra kernel command line
+  --accel A          tcg or kvm (default \$TWHEEL_ACCEL or tcg)
+  --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
+  --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
+  --shell            console on this terminal, a shell after the tests
+EOF
+	exit 2
+}
+
+die() { echo "vm/run.sh: $*" >&2; exit 2; }
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+mem=${TWHEEL_VM_MEM:-1G}
+cpus=${TWHEEL_VM_CPUS:-2}
+vm_timeout=${TWHEEL_VM_TIMEOUT:-1200}
+prog_timeout=${TWHEEL_PROG_TIMEOUT:-300}
+accel=${TWHEEL_ACCEL:-tcg}
+append=
+out=
+src=${TWHEEL_SRC:-$(dirname "$here")}
+shell=0
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mem) mem=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--timeout) vm_timeout=$2; shift 2 ;;
+	--prog-timeout) prog_timeout=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--accel) accel=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--src) src=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	-h|--help) usage ;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 1 ] || usage
+kernel=$1; shift
+progs=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do progs+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+cmd="$*"
+
+# Newest installed Debian kernel matching a glob that also has headers.
+debian_kernel() {
+	local v
+	for v in $(ls /boot/vmlinuz-$1 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -rV); do
+		if [ -d "/usr/src/linux-headers-$v" ]; then echo "$v"; return; fi
+	done
+	die "no kernel /boot/vmlinuz-$1 with headers: run scripts/setup.sh"
+}
+
+cmdline="console=ttyS0 rdinit=/init panic=-1"
+case $kernel in
+deb61|deb612)
+	[ "$kernel" = deb61 ] && v=$(debian_kernel '6.1.0-*-amd64') || v=$(debian_kernel '6.12.*+deb12-amd64')
+	image=/boot/vmlinuz-$v
+	kdir=/usr/src/linux-headers-$v ;;
+debug)
+	kdir=$("$here/build-debug-kernel.sh") || die "debug kernel build failed"
+	image=$kdir/arch/x86/boot/bzImage
+	cmdline="$cmdline kasan_multi_shot" ;;
+*) usage ;;
+esac
+case $accel in
+tcg) qemu_cpu=qemu64 ;;
+kvm) qemu_cpu=host ;;
+*) die "--accel must be tcg or kvm" ;;
+esac
+
+out=${out:-$cache/out/$kernel}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -rf "$out/initramfs"
+rm -f "$out"/{build.log,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
+echo "vm/run.sh: $kernel: $(basename "$image"), output in $out"
+
+# The module, built in a copy of the tree, one builder per kernel.
+build=$cache/build/$kernel
+mkdir -p "$cache/build"
+(
+	flock 9
+	rm -rf "$build"
+	mkdir -p "$build"
+	cp -a "$src/Kbuild" "$src/kmod" "$src/uapi" "$build/"
+	find "$build" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name Module.symvers -o -name modules.order \) -delete
+	make -C "$kdir" M="$build" modules W=1
+) 9>"$cache/build/$kernel.lock" >"$out/build.log" 2>&1 || {
+	tail -n 30 "$out/build.log" >&2
+	die "twheel.ko failed to build for $kernel (full log: $out/build.log)"
+}
+ko=$build/kmod/twheel.ko
+[ -f "$ko" ] || die "build made no $ko"
+
+# The initramfs: static busybox, the module, the programs, /init.
+root=$out/initramfs
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,tests}
+cp /bin/busybox "$root/bin/"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+cp "$ko" "$root/twheel.ko"
+: >"$root/tests/list"
+for p in ${progs[@]+"${progs[@]}"}; do
+	[ -f "$p" ] || die "no such program: $p"
+	if [ "$(head -c 4 "$p")" = $'\x7fELF' ] && readelf -l "$p" | grep -q 'program interpreter'; then
+		die "$p is dynamically linked; VM programs must be static (-static)"
+	fi
+	cp "$p" "$root/tests/"
+	chmod +x "$root/tests/$(basename "$p")"
+	basename "$p" >>"$root/tests/list"
+done
+if [ -n "$cmd" ]; then
+	printf '#!/bin/sh\n%s\n' "$cmd" >"$root/tests/cmd"
+	chmod +x "$root/tests/cmd"
+	echo cmd >>"$root/tests/list"
+fi
+printf 'prog_timeout=%s\nshell=%s\n' "$prog_timeout" "$shell" >"$root/config"
+cp "$here/init" "$root/init"
+chmod +x "$root/init"
+(cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$out/initramfs.cpio"
+
+if [ "$shell" = 1 ]; then
+	console=(-serial mon:stdio)
+else
+	console=(-serial "file:$out/kernel.log")
+fi
+start=$(date +%s)
+rc=0
+timeout "$vm_timeout" qemu-system-x86_64 \
+	-accel "$accel" -cpu "$qemu_cpu" -smp "$cpus" -m "$mem" \
+	-nographic -no-reboot -monitor none \
+	-kernel "$image" -initrd "$out/initramfs.cpio" \
+	-append "$cmdline${append:+ $append}" \
+	"${console[@]}" -serial "file:$out/results.raw" || rc=$?
+echo "vm/run.sh: $kernel: VM ran $(( $(date +%s) - start )) s"
+[ "$rc" = 124 ] && echo "vm/run.sh: $kernel: VM killed after the ${vm_timeout} s timeout" >&2
+[ "$rc" != 0 ] && [ "$rc" != 124 ] && echo "vm/run.sh: $kernel: qemu exited with $rc" >&2
+
+tr -d '\r' <"$out/results.raw" >"$out/results.txt"
+failed=0
+# Each line on stdin is a failure reported by the VM.
+fail_lines() {
+	local lines
+	lines=$(cat)
+	[ -z "$lines" ] && return 0
+	echo "$lines" | sed "s|^twheel-vm:|vm/run.sh: $kernel: FAIL:|" >&2
+	failed=1
+}
+if ! grep -qx 'twheel-vm: done' "$out/results.txt"; then
+	echo "vm/run.sh: $kernel: FAIL: no completion marker: the VM did not finish the tests" >&2
+	failed=1
+fi
+fail_lines < <(grep '^twheel-vm: end .* exit=' "$out/results.txt" | grep -Ev ' exit=(0|4)( |$)')
+fail_lines < <(grep -E '^twheel-vm: (insmod|rmmod) exit=[^0]' "$out/results.txt")
+fail_lines < <(grep -E '^twheel-vm: kmemleak .*leaks=[^0]' "$out/results.txt")
+if [ "$shell" = 0 ]; then
+	grep -E 'BUG:|WARNING:|KASAN|UBSAN|unreferenced object|Oops|Call Trace' \
+		"$out/kernel.log" >"$out/kernel-log-problems.txt" || true
+	if [ -s "$out/kernel-log-problems.txt" ]; then
+		echo "vm/run.sh: $kernel: FAIL: kernel log has problems:" >&2
+		head -n 20 "$out/kernel-log-problems.txt" >&2
+		failed=1
+	fi
+fi
+echo "vm/run.sh: $kernel: results $out/results.txt, kernel log $out/kernel.log"
+[ "$failed" = 0 ] && echo "vm/run.sh: $kernel: all good"
+exit "$failed"
