@@ -168,30 +168,49 @@ TEST_F(wheel, kernel_address_ops_is_efault)
 				      1, 0, &ret));
 }
 
+/*
+ * An array running into an unmapped page: the batch reports how far it
+ * got (the kernel may read in chunks, so any count up to the readable
+ * part is right, or EFAULT if it got nowhere), and exactly the ops
+ * before that count were applied.
+ */
 TEST_F(wheel, ops_cut_by_unmapped_page_return_count_done)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	const unsigned int fit = 5, count = fit + 3;
+	const unsigned int fit = 60, count = fit + 40;
 	struct twheel_op *ops;
-	unsigned int i;
+	unsigned int i, done;
 	char *map;
-	int ret;
+	int ret, err;
 
 	map = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + psz, psz, PROT_NONE));
+	ASSERT_LE(fit * sizeof(*ops), psz);
 	ops = (struct twheel_op *)(map + psz) - fit;
 	for (i = 0; i < fit; i++)
 		twheel_prep_add(&ops[i], 100 + i, TWHEEL_TIMEOUT_DEFAULT);
 	junk_outputs(ops, fit);
-	EXPECT_EQ(0, batch_errno(self->fd, ops, count, 0, &ret));
-	EXPECT_EQ(fit, ret);
-	for (i = 0; i < fit; i++) {
-		EXPECT_EQ(0, ops[i].result);
-		EXPECT_EQ(0, twheel_query(self->fd, 100 + i, NULL, NULL));
+	err = batch_errno(self->fd, ops, count, 0, &ret);
+	if (err) {
+		EXPECT_EQ(EFAULT, err);
+		EXPECT_EQ(-1, ret);
+		done = 0;
+	} else {
+		EXPECT_LT(0, ret);
+		EXPECT_GE(fit, ret);
+		done = ret;
 	}
-	EXPECT_EQ(fit, fdinfo_get(self->fd, "live"));
+	ksft_print_msg("%u of %u readable ops applied\n", done, fit);
+	for (i = 0; i < fit; i++) {
+		if (i < done)
+			EXPECT_EQ(0, ops[i].result) TH_LOG("op %u", i);
+		EXPECT_EQ(i < done ? 0 : -ENOENT,
+			  twheel_query(self->fd, 100 + i, NULL, NULL))
+			TH_LOG("op %u of %u done", i, done);
+	}
+	EXPECT_EQ(done, fdinfo_get(self->fd, "live"));
 	munmap(map, 2 * psz);
 }
 
