@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scale: a million ids in one wheel, added, refreshed and expired in
+ * batches; every one expires exactly once, in deadline order, never
+ * early. Also ENOSPC at a large cap, and a million cancels.
+ */
+#include "twheel_util.h"
+#include "kselftest_harness.h"
+
+#define NR_MILLION	(1U << 20)
+#define CHUNK		(1U << 15)
+#define TICK_NS		(10 * NSEC_PER_MSEC)
+/* Expiry of a million entries in an emulated VM may take a while. */
+#define SCALE_SLACK_NS	(3 * NSEC_PER_SEC)
+
+FIXTURE(big) {
+	int fd;
+	struct twheel_op *ops;
+	struct twheel_event *ev;
+	uint64_t *deadline;
+	unsigned char *seen;
+};
+
+FIXTURE_SETUP(big)
+{
+	self->ops = calloc(CHUNK, sizeof(*self->ops));
+	self->ev = calloc(CHUNK, sizeof(*self->ev));
+	self->deadline = calloc(NR_MILLION, sizeof(*self->deadline));
+	self->seen = calloc(NR_MILLION, 1);
+	ASSERT_TRUE(self->ops && self->ev && self->deadline && self->seen);
+	self->fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, 0);
+	ASSERT_LE(0, self->fd) TH_LOG("wheel: %s", strerror(-self->fd));
+}
+
+FIXTURE_TEARDOWN(big)
+{
+	close(self->fd);
+}
+
+/* Scatter the ids over the u64 space; the test maps them back by index. */
+static uint64_t id_of(unsigned int i)
+{
+	return (uint64_t)i << 44 | (i * 2654435761U & 0xfffffU);
+}
+
+static unsigned int index_of(uint64_t id)
+{
+	return id >> 44;
+}
+
+/* Apply @code to every id in CHUNK-sized batches; count failures. */
+static unsigned int apply_all(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(big) *self, uint32_t code,
+			      uint64_t (*timeout)(unsigned int i))
+{
+	unsigned int i, j, bad = 0;
+
+	for (i = 0; i < NR_MILLION; i += CHUNK) {
+		for (j = 0; j < CHUNK; j++) {
+			uint64_t t = timeout ? timeout(i + j) : TWHEEL_TIMEOUT_DEFAULT;
+
+			twheel_prep_op(&self->ops[j], code, id_of(i + j),
+				       code == TWHEEL_OP_CANCEL ?
+				       TWHEEL_TIMEOUT_DEFAULT : t, 0);
+		}
+		EXPECT_EQ(CHUNK, twheel_batch(self->fd, self->ops, CHUNK));
+		for (j = 0; j < CHUNK; j++) {
+			bad += self->ops[j].result != 0;
+			self->deadline[i + j] = self->ops[j].deadline_ns;
+		}
+	}
+	return bad;
+}
+
+static uint64_t spread_timeout(unsigned int i)
+{
+	/* 1 s to 2 s, a hundred distinct deadlines with many ids each. */
+	return NSEC_PER_SEC + (uint64_t)(i % 100) * TICK_NS + i % 7;
+}
+
+TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
+{
+	uint64_t t0, t_add, t_refresh, last = 0, max_late = 0;
+	unsigned int i, got = 0, dup = 0, unknown = 0, early = 0, wrong = 0,
+		     order = 0;
+	int ret;
+
+	t0 = mono_ns();
+	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_ADD, NULL));
+	t_add = mono_ns();
+	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_REFRESH,
+			       spread_timeout));
+	t_refresh = mono_ns();
+	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "live"));
+	ksft_print_msg("add %llu ms, refresh %llu ms for %u ids\n",
+		       (unsigned long long)(t_add - t0) / NSEC_PER_MSEC,
+		       (unsigned long long)(t_refresh - t_add) / NSEC_PER_MSEC,
+		       NR_MILLION);
+
+	while (got < NR_MILLION) {
+		ret = drain_until(self->fd, self->ev, CHUNK,
+				  t_refresh + 2 * NSEC_PER_SEC + SCALE_SLACK_NS +
+				  30 * NSEC_PER_SEC);
+		ASSERT_LT(0, ret) TH_LOG("%u of %u events, then %d", got,
+					 NR_MILLION, ret);
+		for (i = 0; i < (unsigned int)ret; i++) {
+			const struct twheel_event *e = &self->ev[i];
+			unsigned int k = index_of(e->id);
+
+			if (k >= NR_MILLION || id_of(k) != e->id) {
+				unknown++;
+				continue;
+			}
+			dup += self->seen[k]++ != 0;
+			wrong += e->deadline_ns != self->deadline[k];
+			early += e->expired_ns < e->deadline_ns;
+			order += e->deadline_ns < last;
+			last = e->deadline_ns;
+			if (e->expired_ns - e->deadline_ns > max_late)
+				max_late = e->expired_ns - e->deadline_ns;
+		}
+		got += ret;
+	}
+	ksft_print_msg("all expired %llu ms after the refresh; latest %llu ms late\n",
+		       (unsigned long long)(mono_ns() - t_refresh) / NSEC_PER_MSEC,
+		       (unsigned long long)max_late / NSEC_PER_MSEC);
+	EXPECT_EQ(NR_MILLION, got);
+	EXPECT_EQ(0, unknown);
+	EXPECT_EQ(0, dup);
+	EXPECT_EQ(0, wrong);
+	EXPECT_EQ(0, early);
+	EXPECT_EQ(0, order);
+	EXPECT_GE(TICK_NS + SCALE_SLACK_NS, max_late);
+	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
+	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "expired_total"));
+}
+
+TEST_F_TIMEOUT(big, million_cancels_leave_nothing, 120)
+{
+	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_ADD, spread_timeout));
+	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_CANCEL, NULL));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(0, drain_until(self->fd, self->ev, 1, mono_ns() +
+				 2 * NSEC_PER_SEC + 100 * NSEC_PER_MSEC));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "expired_total"));
+}
+
+TEST(enospc_at_a_large_cap)
+{
+	const unsigned int cap = 100000;
+	struct twheel_op *ops = calloc(cap + 1, sizeof(*ops));
+	unsigned int i, bad = 0;
+	int fd;
+
+	ASSERT_NE(NULL, ops);
+	fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, cap);
+	ASSERT_LE(0, fd);
+	for (i = 0; i <= cap; i++)
+		twheel_prep_add(&ops[i], i, TWHEEL_TIMEOUT_DEFAULT);
+	ASSERT_EQ(cap + 1, twheel_batch(fd, ops, cap + 1));
+	for (i = 0; i < cap; i++)
+		bad += ops[i].result != 0;
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(-ENOSPC, ops[cap].result);
+	EXPECT_EQ(cap, fdinfo_get(fd, "live"));
+	close(fd);
+	free(ops);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One fd, one wheel: wheels are isolated from one another; dup, fork and
+ * SCM_RIGHTS share a wheel (which outlives its creator); O_CLOEXEC
+ * closes it across exec; each expiry is read exactly once across all
+ * readers; closing the fd while another thread waits in read or
+ * epoll_wait neither hangs nor crashes; an open wheel pins the module.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "twheel_util.h"
+#include "kselftest_harness.h"
+
+#define TICK_NS		(2 * NSEC_PER_MSEC)
+#define DFLT_NS		(NSEC_PER_SEC)
+#define EXEC_ENV	"TWHEEL_SHARE_TEST_EXEC"
+
+/*
+ * Re-executed by cloexec_wheel_is_closed_across_exec() with EXEC_ENV set
+ * to "CLOEXEC_FD PLAIN_FD": check both before the harness starts, and
+ * exit 0 if the first is closed and the second is still the wheel.
+ */
+static void __attribute__((constructor)) exec_check(void)
+{
+	const char *s = getenv(EXEC_ENV);
+	int cfd, pfd;
+
+	if (!s)
+		return;
+	if (sscanf(s, "%d %d", &cfd, &pfd) != 2)
+		_exit(10);
+	if (fcntl(cfd, F_GETFD) != -1 || errno != EBADF)
+		_exit(11);
+	if (twheel_query(pfd, 1, NULL, NULL) != 0)
+		_exit(12);
+	_exit(0);
+}
+
+FIXTURE(wheel) {
+	int fd;
+};
+
+FIXTURE_SETUP(wheel)
+{
+	self->fd = wheel_new(0, TICK_NS, DFLT_NS, 0);
+	ASSERT_LE(0, self->fd) TH_LOG("wheel: %s", strerror(-self->fd));
+}
+
+FIXTURE_TEARDOWN(wheel)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(wheel, two_wheels_are_isolated)
+{
+	struct twheel_event ev[4];
+	int b = wheel_new(0, 5 * TICK_NS, DFLT_NS, 0);
+
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, twheel_add(self->fd, 1, 20 * NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, twheel_query(b, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, twheel_cancel(b, 1));
+	ASSERT_EQ(0, twheel_add(b, 1, 60 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, twheel_add(b, 2, 60 * NSEC_PER_MSEC));
+	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(2, fdinfo_get(b, "live"));
+	EXPECT_EQ((long long)5 * TICK_NS, fdinfo_get(b, "tick_ns"));
+	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 4));
+	EXPECT_EQ(1, ev[0].id);
+	EXPECT_EQ(0, twheel_query(b, 1, NULL, NULL));
+	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + 60 * NSEC_PER_MSEC +
+				 LATE_SLACK_NS));
+	EXPECT_EQ(0, drain_until(self->fd, ev, 1, mono_ns() + 20 * NSEC_PER_MSEC));
+	close(b);
+}
+
+TEST_F(wheel, dup_shares_the_wheel)
+{
+	struct twheel_event ev;
+	int d = dup(self->fd);
+
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, twheel_add(self->fd, 3, 20 * NSEC_PER_MSEC));
+	EXPECT_EQ(0, twheel_query(d, 3, NULL, NULL));
+	EXPECT_EQ(-EEXIST, twheel_add(d, 3, 0));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(1, twheel_read_events(d, &ev, 1));
+	EXPECT_EQ(3, ev.id);
+	close(d);
+}
+
+TEST_F(wheel, fork_shares_the_wheel)
+{
+	struct twheel_event ev;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, twheel_add(self->fd, 1, 5 * NSEC_PER_SEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int ok = twheel_query(self->fd, 1, NULL, NULL) == 0 &&
+			 twheel_add(self->fd, 2, 30 * NSEC_PER_MSEC) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* The child's exit closed its fd; the wheel lives on. */
+	EXPECT_EQ(0, twheel_query(self->fd, 2, NULL, NULL));
+	ASSERT_EQ(1, twheel_read_events(self->fd, &ev, 1));
+	EXPECT_EQ(2, ev.id);
+}
+
+#define NR_SHARED	1000
+
+/* Read in small gulps until @until, counting each id in @seen. */
+static int count_reads(int fd, atomic_uint *seen, uint64_t until)
+{
+	struct twheel_event ev[7];
+	int n, j;
+
+	while ((n = drain_until(fd, ev, 7, until)) > 0)
+		for (j = 0; j < n; j++)
+			if (ev[j].id < NR_SHARED)
+				atomic_fetch_add(&seen[ev[j].id], 1);
+	return n;
+}
+
+TEST_F(wheel, expiry_is_read_once_across_processes)
+{
+	struct twheel_op *ops = calloc(NR_SHARED, sizeof(*ops));
+	atomic_uint *seen;
+	unsigned int i, bad = 0, total = 0;
+	int status, fd, ret;
+	pid_t pid;
+
+	ASSERT_NE(NULL, ops);
+	seen = mmap(NULL, NR_SHARED * sizeof(*seen), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, seen);
+	fd = wheel_new(O_NONBLOCK, TICK_NS, DFLT_NS, 0);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < NR_SHARED; i++)
+		twheel_prep_add(&ops[i], i, 20 * NSEC_PER_MSEC +
+				(i % 100) * NSEC_PER_MSEC);
+	ASSERT_EQ(NR_SHARED, twheel_batch(fd, ops, NR_SHARED));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	ret = count_reads(fd, seen, mono_ns() + 120 * NSEC_PER_MSEC +
+			  LATE_SLACK_NS);
+	if (!pid)
+		_exit(ret < 0);
+	EXPECT_EQ(0, ret);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	for (i = 0; i < NR_SHARED; i++) {
+		bad += seen[i] != 1;
+		total += seen[i];
+	}
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(NR_SHARED, total);
+	close(fd);
+	munmap(seen, NR_SHARED * sizeof(*seen));
+	free(ops);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'w';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+TEST(scm_rights_wheel_outlives_its_creator)
+{
+	struct twheel_event ev;
+	uint64_t d = 0;
+	int sv[2], status, fd;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int w = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
+
+		if (w < 0 || twheel_add(w, 9, 300 * NSEC_PER_MSEC) ||
+		    send_fd(sv[1], w))
+			_exit(1);
+		close(w);
+		_exit(0);
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0]);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Creator gone, its fd closed: ours holds the wheel. */
+	EXPECT_EQ(0, twheel_query(fd, 9, &d, NULL));
+	EXPECT_EQ(1, fdinfo_get(fd, "live"));
+	ASSERT_EQ(1, twheel_read_events(fd, &ev, 1));
+	EXPECT_EQ(9, ev.id);
+	EXPECT_EQ(d, ev.deadline_ns);
+	close(fd);
+	close(sv[0]);
+}
+
+TEST(cloexec_wheel_is_closed_across_exec)
+{
+	int cfd = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
+	int pfd = wheel_new(0, TICK_NS, DFLT_NS, 0);
+	int status;
+	pid_t pid;
+
+	ASSERT_LE(0, cfd);
+	ASSERT_LE(0, pfd);
+	ASSERT_EQ(0, twheel_add(cfd, 1, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, twheel_add(pfd, 1, 10 * NSEC_PER_SEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char env[64], *argv[] = { "share_test", NULL };
+		char *envp[] = { env, NULL };
+
+		snprintf(env, sizeof(env), EXEC_ENV "=%d %d", cfd, pfd);
+		execve("/proc/self/exe", argv, envp);
+		_exit(20);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("10 bad env, 11 cloexec fd open, 12 plain fd not the wheel, 20 exec");
+	/* The exec'd child's exit did not free our wheels. */
+	EXPECT_EQ(0, twheel_query(cfd, 1, NULL, NULL));
+	EXPECT_EQ(0, twheel_query(pfd, 1, NULL, NULL));
+	close(cfd);
+	close(pfd);
+}
+
+struct blocked {
+	int fd;
+	int ep;
+	int ret;
+	int err;
+	struct twheel_event ev;
+	atomic_int done;
+};
+
+static void *blocked_read(void *arg)
+{
+	struct blocked *b = arg;
+
+	b->ret = read(b->fd, &b->ev, sizeof(b->ev));
+	b->err = errno;
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void *blocked_epoll(void *arg)
+{
+	struct blocked *b = arg;
+	struct epoll_event e;
+
+	b->ret = epoll_wait(b->ep, &e, 1, 3000);
+	b->err = errno;
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* Join @t within @ns; else kick it out of its syscall and say so. */
+static bool join_within(pthread_t t, struct blocked *b, uint64_t ns)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	uint64_t until = mono_ns() + ns;
+
+	while (!atomic_load(&b->done) && mono_ns() < until)
+		sleep_ns(5 * NSEC_PER_MSEC);
+	if (atomic_load(&b->done)) {
+		pthread_join(t, NULL);
+		return true;
+	}
+	sigaction(SIGUSR1, &sa, NULL);
+	while (!atomic_load(&b->done)) {
+		pthread_kill(t, SIGUSR1);
+		sleep_ns(10 * NSEC_PER_MSEC);
+	}
+	pthread_join(t, NULL);
+	return false;
+}
+
+TEST_F(wheel, close_while_other_thread_reads)
+{
+	struct blocked b = { .fd = self->fd };
+	pthread_t t;
+
+	ASSERT_EQ(0, twheel_add(self->fd, 4, 150 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_read, &b));
+	sleep_ns(50 * NSEC_PER_MSEC);
+	close(self->fd);
+	self->fd = -1;
+	/* The reader holds its own reference: the expiry still reaches it. */
+	ASSERT_TRUE(join_within(t, &b, 150 * NSEC_PER_MSEC + 3 * NSEC_PER_SEC))
+		TH_LOG("read still blocked after close and expiry");
+	EXPECT_EQ(sizeof(b.ev), b.ret) TH_LOG("read: %s", strerror(b.err));
+	EXPECT_EQ(4, b.ev.id);
+}
+
+TEST_F(wheel, close_while_other_thread_waits_in_epoll)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	struct blocked b = { .fd = self->fd };
+	pthread_t t;
+
+	b.ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, b.ep);
+	ASSERT_EQ(0, epoll_ctl(b.ep, EPOLL_CTL_ADD, self->fd, &e));
+	ASSERT_EQ(0, twheel_add(self->fd, 4, 150 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_epoll, &b));
+	sleep_ns(50 * NSEC_PER_MSEC);
+	/*
+	 * The last close frees the wheel and takes it out of the epoll set:
+	 * epoll_wait ends at its own timeout, with no event, without a hang
+	 * (and without a use after free, which a debug kernel would catch).
+	 */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_TRUE(join_within(t, &b, 6 * NSEC_PER_SEC))
+		TH_LOG("epoll_wait still blocked after its timeout");
+	EXPECT_LE(0, b.ret) TH_LOG("epoll_wait: %s", strerror(b.err));
+	EXPECT_GE(1, b.ret);
+	close(b.ep);
+}
+
+TEST(open_wheel_pins_the_module)
+{
+	long long r0, r;
+	int fd, d;
+	FILE *f = fopen("/sys/module/twheel/refcnt", "r");
+
+	if (!f)
+		SKIP(return, "no /sys/module/twheel/refcnt (module built in?)");
+	ASSERT_EQ(1, fscanf(f, "%lld", &r0));
+	fclose(f);
+	fd = twheel_open(0);
+	ASSERT_LE(0, fd);
+	d = dup(fd);
+	f = fopen("/sys/module/twheel/refcnt", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%lld", &r));
+	fclose(f);
+	EXPECT_EQ(r0 + 1, r);
+	close(fd);
+	close(d);
+	f = fopen("/sys/module/twheel/refcnt", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%lld", &r));
+	fclose(f);
+	EXPECT_EQ(r0, r);
+}
+
+TEST_HARNESS_MAIN
