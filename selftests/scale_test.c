@@ -10,8 +10,13 @@
 #define NR_MILLION	(1U << 20)
 #define CHUNK		(1U << 15)
 #define TICK_NS		(10 * NSEC_PER_MSEC)
-/* Expiry of a million entries in an emulated VM may take a while. */
-#define SCALE_SLACK_NS	(3 * NSEC_PER_SEC)
+/*
+ * A million expiries within one second is CPU-bound work: in an emulated
+ * VM the last may be processed seconds after its deadline. Precise
+ * lateness is read_test's business; here only an upper bound that
+ * catches a stuck wheel.
+ */
+#define SCALE_SLACK_NS	(20 * NSEC_PER_SEC)
 
 FIXTURE(big) {
 	int fd;
@@ -51,13 +56,16 @@ static unsigned int index_of(uint64_t id)
 /* Apply @code to every id in CHUNK-sized batches; count failures. */
 static unsigned int apply_all(struct __test_metadata *_metadata,
 			      FIXTURE_DATA(big) *self, uint32_t code,
-			      uint64_t (*timeout)(unsigned int i))
+			      uint64_t (*timeout)(unsigned int i, uint64_t now))
 {
 	unsigned int i, j, bad = 0;
 
 	for (i = 0; i < NR_MILLION; i += CHUNK) {
+		uint64_t now = mono_ns();
+
 		for (j = 0; j < CHUNK; j++) {
-			uint64_t t = timeout ? timeout(i + j) : TWHEEL_TIMEOUT_DEFAULT;
+			uint64_t t = timeout ? timeout(i + j, now) :
+					       TWHEEL_TIMEOUT_DEFAULT;
 
 			twheel_prep_op(&self->ops[j], code, id_of(i + j),
 				       code == TWHEEL_OP_CANCEL ?
@@ -72,10 +80,19 @@ static unsigned int apply_all(struct __test_metadata *_metadata,
 	return bad;
 }
 
-static uint64_t spread_timeout(unsigned int i)
+/*
+ * Refresh deadlines: a hundred distinct ticks, many ids each, all after
+ * refresh_base, which is set far enough out for the whole refresh pass
+ * to end first (it takes as long as the add pass).
+ */
+static uint64_t refresh_base;
+
+static uint64_t spread_timeout(unsigned int i, uint64_t now)
 {
-	/* 1 s to 2 s, a hundred distinct deadlines with many ids each. */
-	return NSEC_PER_SEC + (uint64_t)(i % 100) * TICK_NS + i % 7;
+	uint64_t d;
+
+	d = refresh_base + (uint64_t)(i % 100) * TICK_NS + i % 7;
+	return d > now ? d - now : 0;
 }
 
 TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
@@ -89,10 +106,12 @@ TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
 	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_ADD, NULL));
 	t_add = mono_ns();
 	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "live"));
+	refresh_base = t_add + (t_add - t0) * 3 / 2 + NSEC_PER_SEC / 2;
 	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_REFRESH,
 			       spread_timeout));
 	t_refresh = mono_ns();
-	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(NR_MILLION, fdinfo_get(self->fd, "live") +
+		  fdinfo_get(self->fd, "expired_total"));
 	ksft_print_msg("add %llu ms, refresh %llu ms for %u ids\n",
 		       (unsigned long long)(t_add - t0) / NSEC_PER_MSEC,
 		       (unsigned long long)(t_refresh - t_add) / NSEC_PER_MSEC,
@@ -100,7 +119,7 @@ TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
 
 	while (got < NR_MILLION) {
 		ret = drain_until(self->fd, self->ev, CHUNK,
-				  t_refresh + 2 * NSEC_PER_SEC + SCALE_SLACK_NS +
+				  refresh_base + NSEC_PER_SEC + SCALE_SLACK_NS +
 				  30 * NSEC_PER_SEC);
 		ASSERT_LT(0, ret) TH_LOG("%u of %u events, then %d", got,
 					 NR_MILLION, ret);
@@ -122,8 +141,8 @@ TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
 		}
 		got += ret;
 	}
-	ksft_print_msg("all expired %llu ms after the refresh; latest %llu ms late\n",
-		       (unsigned long long)(mono_ns() - t_refresh) / NSEC_PER_MSEC,
+	ksft_print_msg("all read %llu ms after the first deadline; latest %llu ms late\n",
+		       (unsigned long long)(mono_ns() - refresh_base) / NSEC_PER_MSEC,
 		       (unsigned long long)max_late / NSEC_PER_MSEC);
 	EXPECT_EQ(NR_MILLION, got);
 	EXPECT_EQ(0, unknown);
@@ -139,11 +158,11 @@ TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
 
 TEST_F_TIMEOUT(big, million_cancels_leave_nothing, 120)
 {
-	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_ADD, spread_timeout));
+	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_ADD, NULL));
 	EXPECT_EQ(0, apply_all(_metadata, self, TWHEEL_OP_CANCEL, NULL));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(0, drain_until(self->fd, self->ev, 1, mono_ns() +
-				 2 * NSEC_PER_SEC + 100 * NSEC_PER_MSEC));
+				 100 * NSEC_PER_MSEC));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "expired_total"));
 }
 
