@@ -491,7 +491,7 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
 	if (access(TWHEEL_DEVICE, F_OK))
 		tap_skip_all("no " TWHEEL_DEVICE);
-	tap_plan(14);
+	tap_plan(15);
 	test_rmmod();
 	test_close_races();
 	test_batches();
