@@ -446,6 +446,21 @@ TEST_F(wheel, timeout_above_max_is_einval)
 	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 3, NULL, NULL));
 }
 
+TEST(timeout_above_max_ns_is_einval_at_large_tick)
+{
+	int fd = wheel_new(0, TWHEEL_TICK_MAX_NS, NSEC_PER_SEC, 0);
+	struct twheel_op op;
+
+	ASSERT_LE(0, fd);
+	op_init(&op, TWHEEL_OP_ADD, 1, TWHEEL_OPF_TIMEOUT,
+		TWHEEL_MAX_TIMEOUT_NS + 1);
+	EXPECT_EQ(EINVAL, run_op(_metadata, fd, &op));
+	op_init(&op, TWHEEL_OP_ADD, 1, TWHEEL_OPF_TIMEOUT, TWHEEL_MAX_TIMEOUT_NS);
+	EXPECT_EQ(0, run_op(_metadata, fd, &op));
+	EXPECT_LE(TWHEEL_MAX_TIMEOUT_NS, op.remaining_ns);
+	close(fd);
+}
+
 TEST_F(wheel, op_bad_pointer_is_efault)
 {
 	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -97,6 +97,23 @@ TEST_F(fresh, default_timeout_above_max_is_einval)
 	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
 }
 
+TEST_F(fresh, default_timeout_max_ns_is_accepted_at_large_tick)
+{
+	/* 2^32 ticks of 1 h would overflow: the ns bound applies. */
+	self->args.tick_ns = TWHEEL_TICK_MAX_NS;
+	self->args.default_timeout_ns = TWHEEL_MAX_TIMEOUT_NS;
+	EXPECT_EQ(0, setup_errno(self->fd, &self->args));
+}
+
+TEST_F(fresh, default_timeout_above_max_ns_is_einval)
+{
+	self->args.tick_ns = TWHEEL_TICK_MAX_NS;
+	self->args.default_timeout_ns = TWHEEL_MAX_TIMEOUT_NS + 1;
+	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
+	self->args.default_timeout_ns = UINT64_MAX;
+	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
+}
+
 TEST_F(fresh, default_timeout_zero_is_accepted)
 {
 	self->args.default_timeout_ns = 0;
