@@ -223,7 +223,7 @@ static int twheel_open(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx;
 
-	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!ctx)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
@@ -349,7 +349,8 @@ static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
 		atomic_long_dec(&twheel_nr_entries);
 		return -ENOSPC;
 	}
-	e = kmem_cache_alloc(twheel_entry_cache, GFP_KERNEL_ACCOUNT);
+	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
+	e = kmem_cache_alloc(twheel_entry_cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!e) {
 		atomic_long_dec(&twheel_nr_entries);
 		return -ENOMEM;
