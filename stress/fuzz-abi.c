@@ -565,6 +565,46 @@ static int usable(int fd, int fresh)
 	}
 }
 
+/*
+ * The longest timeout the ABI accepts, given to a wheel whose clock has
+ * not run for a while (an idle wheel arms no timer), must still not fire
+ * early: deadline_ns >= time of the call + timeout. Both for ADD and for
+ * REFRESH, at the smallest tick (where the bound is TWHEEL_MAX_TIMEOUT_TICKS
+ * ticks) and at 1 ms. Returns the number of early deadlines.
+ */
+static int longest_timeouts(void)
+{
+	static const uint64_t ticks[] = { TWHEEL_TICK_MIN_NS, MS };
+	int i, early = 0;
+
+	for (i = 0; i < 2; i++) {
+		uint64_t max = ticks[i] * TWHEEL_MAX_TIMEOUT_TICKS, t0;
+		int fd = tw_open(O_NONBLOCK | O_CLOEXEC, ticks[i], 0, 0);
+		struct twheel_op op;
+		int code;
+
+		if (fd < 0)
+			return 1;
+		sleep_ns(200 * MS);	/* the wheel's clock stays where setup left it */
+		for (code = TWHEEL_OP_ADD; code <= TWHEEL_OP_REFRESH; code++) {
+			if (code == TWHEEL_OP_REFRESH)
+				sleep_ns(200 * MS);
+			tw_op_init(&op, code, 1, TWHEEL_OPF_TIMEOUT, max);
+			t0 = now_ns();
+			if (tw_op(fd, &op) || op.deadline_ns < t0 + max) {
+				printf("# tick %llu ns, %s with the longest timeout %llu: result %d, deadline %llu is %lld ns early\n",
+				       (unsigned long long)ticks[i], code == TWHEEL_OP_ADD ? "ADD" : "REFRESH",
+				       (unsigned long long)max, op.result,
+				       (unsigned long long)op.deadline_ns,
+				       (long long)(t0 + max - op.deadline_ns));
+				early++;
+			}
+		}
+		close(fd);
+	}
+	return early;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t secs = arg_or_env(argc, argv, "TWHEEL_STRESS_SECS", 60);
@@ -572,7 +612,7 @@ int main(int argc, char **argv)
 	uint64_t end, total = 0, old_ok = 0, old_n = 0;
 	int i, fd, ok;
 
-	tap_plan(8);
+	tap_plan(9);
 	rs = seed;
 	diag("seed %#llx, %llu s", (unsigned long long)seed, (unsigned long long)secs);
 	arena = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -607,6 +647,7 @@ int main(int argc, char **argv)
 		}
 		reopen(i);
 	}
+	tap_result(!longest_timeouts(), "the longest timeout is never early on an idle wheel");
 	start_ns = now_ns();
 	end = start_ns + secs * 1000000000ULL;
 	while (now_ns() < end) {

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * failslab: every allocation twheel's operations reach may fail, cleanly.
+ *
+ * For each operation in turn (open, setup, add on an empty wheel, add that
+ * grows the id index, a batch of 200 adds, refresh with ADD_IF_ABSENT,
+ * read into pages not yet faulted in), the Nth fault-injection point the
+ * calling thread reaches is made to fail, for N = 1, 2, ... until the
+ * operation completes without reaching the Nth point. The points are
+ * those of failslab and fail_page_alloc, armed for this thread only
+ * through /proc/thread-self/fail-nth (the per-task form of task-filter +
+ * make-it-fail, with no randomness), with ignore-gfp-wait=N so GFP_KERNEL
+ * allocations count, and min-order=0 / ignore-gfp-highmem=N so single
+ * user pages count too. Whether the fault was consumed is read back from
+ * fail-nth (0 = injected). After each injected failure the operation must
+ * have failed with its documented error (ENOMEM; EFAULT for read) or
+ * succeeded anyway, and the wheel must be consistent and usable: fdinfo
+ * live/events_waiting as expected, the operation retried without
+ * injection succeeds, and events still arrive, exactly once. Finally
+ * kmemleak is asked for leaks (twice, as it wants), counting those whose
+ * backtrace mentions twheel.
+ *
+ * Prints TAP and "failslab: sites=N failures=N leaks=N", where sites is
+ * the number of distinct (operation, N) points at which a fault was
+ * injected and failures those where the operation then returned an
+ * error. SKIP (exit 4) on kernels without fault injection.
+ */
+#include <poll.h>
+#include <sys/mman.h>
+
+#include "stress.h"
+
+#define DBG		"/sys/kernel/debug"
+#define KMEMLEAK	DBG "/kmemleak"
+#define MAX_N		400
+#define HOUR		(3600000 * MS)
+
+static int fnfd;			/* /proc/thread-self/fail-nth */
+static unsigned int sites, failures, bad;
+
+struct knob {
+	const char *path;
+	const char *val;
+	char saved[32];		/* restored at the end */
+};
+
+static struct knob knobs[] = {
+	{ DBG "/failslab/ignore-gfp-wait", "N", "" },
+	{ DBG "/failslab/verbose", "0", "" },
+	{ DBG "/fail_page_alloc/ignore-gfp-wait", "N", "" },
+	{ DBG "/fail_page_alloc/ignore-gfp-highmem", "N", "" },
+	{ DBG "/fail_page_alloc/min-order", "0", "" },
+	{ DBG "/fail_page_alloc/verbose", "0", "" },
+};
+#define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))
+
+static void __attribute__((format(printf, 1, 2))) problem(const char *fmt, ...)
+{
+	va_list ap;
+
+	bad++;
+	if (bad > 40)
+		return;
+	fputs("# problem: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void arm(unsigned int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n);
+
+	if (pwrite(fnfd, buf, len, 0) != len) {
+		perror("fail-nth");
+		exit(2);
+	}
+}
+
+/* Disarm; whether the armed fault was injected since arm(). */
+static int disarm(void)
+{
+	char buf[16] = "";
+	ssize_t n = pread(fnfd, buf, sizeof(buf) - 1, 0);
+
+	if (pwrite(fnfd, "0", 1, 0) != 1 || n <= 0) {
+		perror("fail-nth");
+		exit(2);
+	}
+	return atoi(buf) == 0;
+}
+
+static int wheel(void)
+{
+	int fd = tw_open(O_NONBLOCK | O_CLOEXEC, MS, HOUR, 0);
+
+	if (fd < 0) {
+		printf("# open/setup without injection failed: %s\n", strerror(-fd));
+		exit(1);
+	}
+	return fd;
+}
+
+static void fill(int fd, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (tw_op1(fd, TWHEEL_OP_ADD, 1000 + i, HOUR))
+			problem("fill: add %d failed without injection", i);
+}
+
+/* Wait for @n events of ids in [lo, lo + n), each once; 1 if so. */
+static int expect_events(int fd, uint64_t lo, int n)
+{
+	static uint8_t seen[4096];
+	struct twheel_event ev[64];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t until = now_ns() + 5000 * MS;
+	int got = 0, ok = 1;
+	ssize_t r, i;
+
+	memset(seen, 0, n);
+	while (got < n && now_ns() < until) {
+		r = read(fd, ev, sizeof(ev));
+		if (r <= 0) {
+			poll(&p, 1, 50);
+			continue;
+		}
+		for (i = 0; i < r / (ssize_t)sizeof(ev[0]); i++) {
+			uint64_t k = ev[i].id - lo;
+
+			if (k >= (uint64_t)n || seen[k]++)
+				ok = 0;
+			else
+				got++;
+		}
+	}
+	return ok && got == n;
+}
+
+static void check_live(int fd, long long live, const char *what, unsigned int n)
+{
+	long long l = fdinfo_get(fd, "live");
+
+	if (l != live)
+		problem("%s N=%u: fdinfo live %lld, expected %lld", what, n, l, live);
+}
+
+/* Record one injected point; @failed: the operation returned an error. */
+static void injected(int failed)
+{
+	sites++;
+	failures += failed;
+}
+
+/* ---- the operations ---- */
+
+static unsigned int sweep_open(void)
+{
+	unsigned int n;
+
+	for (n = 1; n <= MAX_N; n++) {
+		int fd, err, hit;
+
+		arm(n);
+		fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		err = errno;
+		hit = disarm();
+		if (fd < 0 && (!hit || err != ENOMEM))
+			problem("open N=%u: %s (injected: %d)", n, strerror(err), hit);
+		if (fd >= 0) {
+			/* Opened despite the fault (a fallback): it must work. */
+			if (tw_setup(fd, MS, HOUR, 0) || tw_op1(fd, TWHEEL_OP_ADD, 1, 2 * MS) ||
+			    !expect_events(fd, 1, 1))
+				problem("open N=%u: wheel opened under injection does not work", n);
+			close(fd);
+		}
+		if (!hit)
+			return n;
+		injected(fd < 0);
+	}
+	return n;
+}
+
+static unsigned int sweep_setup(void)
+{
+	unsigned int n;
+
+	for (n = 1; n <= MAX_N; n++) {
+		int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC), ret, hit;
+
+		arm(n);
+		ret = tw_setup(fd, MS, HOUR, 0);
+		hit = disarm();
+		if (ret && ret != -ENOMEM)
+			problem("setup N=%u: %s", n, strerror(-ret));
+		if (ret)
+			ret = tw_setup(fd, MS, HOUR, 0);
+		if (ret || tw_op1(fd, TWHEEL_OP_ADD, 1, 2 * MS) || !expect_events(fd, 1, 1))
+			problem("setup N=%u: wheel unusable after the fault", n);
+		close(fd);
+		if (!hit)
+			return n;
+		injected(ret != 0);
+	}
+	return n;
+}
+
+/*
+ * One op on a wheel holding @prefill ids (a fresh wheel per N, so each N
+ * meets the same state: 0 = the index is allocated, 128 = it grows).
+ */
+static unsigned int sweep_single(uint32_t code, uint32_t flags, int prefill, const char *what)
+{
+	unsigned int n;
+
+	for (n = 1; n <= MAX_N; n++) {
+		int fd = wheel(), ret, hit;
+		struct twheel_op op;
+
+		fill(fd, prefill);
+		tw_op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * MS);
+		arm(n);
+		ret = tw_op(fd, &op);
+		hit = disarm();
+		if (ret != op.result || (ret && ret != -ENOMEM))
+			problem("%s N=%u: ioctl %d, result %d", what, n, ret, op.result);
+		check_live(fd, prefill + !ret, what, n);
+		if (ret) {
+			if (tw_op1(fd, TWHEEL_OP_QUERY, 7, UINT64_MAX) != -ENOENT)
+				problem("%s N=%u: failed add left id 7 behind", what, n);
+			tw_op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * MS);
+			if (tw_op(fd, &op))
+				problem("%s N=%u: retry without injection failed", what, n);
+		}
+		if (!expect_events(fd, 7, 1))
+			problem("%s N=%u: no event for id 7 after the fault", what, n);
+		check_live(fd, prefill, what, n);
+		close(fd);
+		if (!hit)
+			return n;
+		injected(ret != 0);
+	}
+	return n;
+}
+
+#define BATCH_N 200
+
+static unsigned int sweep_batch(void)
+{
+	static struct twheel_op ops[BATCH_N];
+	unsigned int n;
+
+	for (n = 1; n <= MAX_N; n++) {
+		int fd = wheel(), i, nomem = 0, hit;
+		long ret;
+
+		for (i = 0; i < BATCH_N; i++)
+			tw_op_init(&ops[i], TWHEEL_OP_ADD, 5000 + i, TWHEEL_OPF_TIMEOUT, HOUR);
+		arm(n);
+		ret = tw_batch(fd, ops, BATCH_N);
+		hit = disarm();
+		if (ret != BATCH_N)
+			problem("batch N=%u: returned %ld", n, ret);
+		for (i = 0; i < BATCH_N; i++) {
+			if (ops[i].result == -ENOMEM)
+				nomem++;
+			else if (ops[i].result)
+				problem("batch N=%u: op %d result %d", n, i, ops[i].result);
+		}
+		if (nomem > 1)
+			problem("batch N=%u: one injected fault failed %d ops", n, nomem);
+		check_live(fd, BATCH_N - nomem, "batch", n);
+		/* Retry the failed ones, then let everything expire. */
+		for (i = 0; i < BATCH_N; i++)
+			tw_op_init(&ops[i], TWHEEL_OP_REFRESH,
+				   5000 + i, TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT, 2 * MS);
+		if (tw_batch(fd, ops, BATCH_N) != BATCH_N)
+			problem("batch N=%u: retry batch failed", n);
+		for (i = 0; i < BATCH_N; i++)
+			if (ops[i].result)
+				problem("batch N=%u: retry op %d result %d", n, i, ops[i].result);
+		if (!expect_events(fd, 5000, BATCH_N))
+			problem("batch N=%u: events missing or doubled after the fault", n);
+		close(fd);
+		if (!hit)
+			return n;
+		injected(nomem != 0);
+	}
+	return n;
+}
+
+#define READ_EVENTS 50
+
+/* read(2) into pages never touched: the faults in copy_to_user allocate. */
+static unsigned int sweep_read(void)
+{
+	unsigned int n;
+
+	for (n = 1; n <= MAX_N; n++) {
+		int fd = wheel(), i, hit, ok;
+		uint8_t seen[READ_EVENTS];
+		struct twheel_event *buf;
+		ssize_t r;
+		uint64_t until = now_ns() + 5000 * MS;
+
+		for (i = 0; i < READ_EVENTS; i++)
+			tw_op1(fd, TWHEEL_OP_ADD, 100 + i, 0);
+		while (fdinfo_get(fd, "events_waiting") != READ_EVENTS && now_ns() < until)
+			sleep_ns(2 * MS);
+		buf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* Straddle the first page's end: two faults inside one read. */
+		buf = (struct twheel_event *)((char *)buf + 4096 - 5 * sizeof(*buf));
+		arm(n);
+		r = read(fd, buf, READ_EVENTS * sizeof(*buf));
+		i = errno;
+		hit = disarm();
+		if (r < 0 && i != EFAULT && i != ENOMEM)
+			problem("read N=%u: %s", n, strerror(i));
+		if (r > 0 && r % sizeof(*buf))
+			problem("read N=%u: returned %zd", n, r);
+		if (r < 0)
+			r = 0;
+		/* Whatever was not returned must still be queued, once. */
+		if (fdinfo_get(fd, "events_waiting") != (long long)(READ_EVENTS - r / sizeof(*buf)))
+			problem("read N=%u: returned %zd bytes, %lld events left of %d", n, r,
+				fdinfo_get(fd, "events_waiting"), READ_EVENTS);
+		/* Same deadlines come in any order: count each id, then the rest. */
+		memset(seen, 0, sizeof(seen));
+		ok = 1;
+		for (i = 0; i < r / (ssize_t)sizeof(*buf); i++) {
+			uint64_t k = buf[i].id - 100;
+
+			ok &= k < READ_EVENTS && !seen[k]++;
+		}
+		until = now_ns() + 5000 * MS;
+		while (ok && fdinfo_get(fd, "events_waiting") > 0 && now_ns() < until) {
+			struct twheel_event ev[16];
+			ssize_t m = read(fd, ev, sizeof(ev));
+
+			for (i = 0; i < m / (ssize_t)sizeof(ev[0]); i++) {
+				uint64_t k = ev[i].id - 100;
+
+				ok &= k < READ_EVENTS && !seen[k]++;
+			}
+		}
+		for (i = 0; i < READ_EVENTS; i++)
+			ok &= seen[i] == 1;
+		if (!ok)
+			problem("read N=%u: events lost or doubled after the fault", n);
+		munmap((char *)buf - 4096 + 5 * sizeof(*buf), 2 * 4096);
+		close(fd);
+		if (!hit)
+			return n;
+		injected(r < READ_EVENTS * (ssize_t)sizeof(*buf));
+	}
+	return n;
+}
+
+/* kmemleak records mentioning twheel; -1 without kmemleak. */
+static int kmemleak_twheel(int *all)
+{
+	static char buf[1 << 20];
+	char *s, *next;
+	int n = 0;
+
+	*all = 0;
+	if (access(KMEMLEAK, W_OK))
+		return -1;
+	sleep(6);	/* kmemleak ignores objects younger than 5 s */
+	write_file(KMEMLEAK, "scan");
+	sleep(1);
+	write_file(KMEMLEAK, "scan");
+	if (read_file(KMEMLEAK, buf, sizeof(buf)) < 0)
+		return -1;
+	for (s = strstr(buf, "unreferenced object"); s; s = next) {
+		next = strstr(s + 1, "unreferenced object");
+		if (next)
+			next[-1] = 0;
+		(*all)++;
+		if (strstr(s, "twheel") || strstr(s, " tw_"))
+			n++;
+	}
+	return n;
+}
+
+int main(void)
+{
+	unsigned int i, s0, n;
+	int leaks, all;
+
+	fnfd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (fnfd < 0)
+		tap_skip_all("no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)");
+	if (access(DBG "/failslab", F_OK) || access(DBG "/fail_page_alloc", F_OK))
+		tap_skip_all("no failslab or fail_page_alloc in " DBG);
+	for (i = 0; i < NKNOBS; i++) {
+		read_file(knobs[i].path, knobs[i].saved, sizeof(knobs[i].saved));
+		knobs[i].saved[strcspn(knobs[i].saved, "\n")] = 0;
+		if (write_file(knobs[i].path, knobs[i].val))
+			tap_skip_all("cannot configure fault injection in debugfs");
+	}
+	tap_plan(9);
+
+#define SWEEP(call, name) do {							\
+		unsigned int b0 = bad;						\
+		s0 = sites;							\
+		n = call;							\
+		tap_result(bad == b0 && n <= MAX_N,				\
+			   "%s: each of %u injected faults handled cleanly", name, sites - s0); \
+		diag("%s: completed without a fault at N=%u", name, n);	\
+	} while (0)
+
+	SWEEP(sweep_open(), "open");
+	SWEEP(sweep_setup(), "setup");
+	SWEEP(sweep_single(TWHEEL_OP_ADD, 0, 0, "add"), "add on an empty wheel (index allocation)");
+	SWEEP(sweep_single(TWHEEL_OP_ADD, 0, 128, "add-grow"), "add that grows the index");
+	SWEEP(sweep_batch(), "batch of 200 adds");
+	SWEEP(sweep_single(TWHEEL_OP_REFRESH, TWHEEL_OPF_ADD_IF_ABSENT, 0, "refresh-aia"),
+	      "refresh with ADD_IF_ABSENT");
+	SWEEP(sweep_read(), "read into unfaulted pages");
+
+	for (i = 0; i < NKNOBS; i++)
+		if (knobs[i].saved[0])
+			write_file(knobs[i].path, knobs[i].saved);
+	tap_result(sites > 0, "faults were injected (%u points, %u failures)", sites, failures);
+	leaks = kmemleak_twheel(&all);
+	if (leaks < 0) {
+		tap_skip("kmemleak finds no twheel leak", "no kmemleak");
+		leaks = 0;
+	} else {
+		diag("kmemleak: %d unreferenced objects, %d mention twheel", all, leaks);
+		tap_result(leaks == 0, "kmemleak finds no twheel leak");
+	}
+	printf("failslab: sites=%u failures=%u leaks=%d\n", sites, failures, leaks);
+	return tap_exit_code();
+}
