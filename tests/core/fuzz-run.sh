@@ -25,7 +25,7 @@ if [ "$mode" = bounded ]; then
 	name="core differential fuzz"
 else
 	set +e
-	./fuzz_wheel "${common[@]}" -max_total_time="$limit" -jobs=1 \
+	./fuzz_wheel "${common[@]}" -max_total_time="$limit" \
 		-timeout=10 corpus >"$log" 2>&1
 	rc=$?
 	set -e

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Benchmark of the wheel core against the timer heaps of libuv and
+ * libevent, side by side in one run, through their public APIs.
+ *
+ * For each n (default 10^3 .. 10^7, or the one given on the command
+ * line), each implementation gets the same workload, generated once:
+ *   add      n entries with random timeouts, uniform 1 .. 30000 ms (one
+ *            tick of the wheel is 1 ms);
+ *   refresh  n refreshes of random existing entries to new random
+ *            timeouts (at most OPS_SAMPLE of them, n entries present);
+ *   cancel   n entries cancelled, in random order (at most OPS_SAMPLE;
+ *            then they are added again, untimed);
+ *   expire   all n made due and drained: ns per expired entry, the
+ *            callback or pop included.
+ * and the best of a few repetitions (fewer as n grows) is printed as
+ *   bench: impl=NAME n=N op=OP ns=X
+ *   bench: impl=NAME n=N bytes_per_entry=B
+ * with extra lines starting with '#' (RSS measured, checksums).
+ *
+ * twheel: entries come from one big array (slab-like, no malloc per
+ * entry), ids are 64-bit, and every add, refresh and cancel goes through
+ * tw_lookup() by id, as the device does; the heaps are handed the timer
+ * object itself, so they do less (a real user needs an id -> timer map).
+ * Expiry advances the wheel in one call sequence with a budget of 4096.
+ *
+ * The heaps cannot be told what time it is, so their deadlines are put in
+ * the past instead of waiting 30 s: libuv's loop time is read with
+ * uv_update_time() and then set back 31 s by writing loop->time (a field
+ * of uv_loop_t that uv_timer_start() adds the timeout to), and libevent
+ * gets relative timeouts of (timeout - 31 s), which event_add() adds to
+ * its monotonic clock. Deadlines keep their spread and order, so the
+ * heaps do the same work as for real 1 .. 30 s timers, and the first
+ * uv_run(UV_RUN_NOWAIT) / event_base_loop(EVLOOP_NONBLOCK | EVLOOP_ONCE)
+ * finds them all due.
+ */
+#include <malloc.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <uv.h>
+
+#include "wheel.h"
+
+unsigned long tw_host_fail_alloc;
+
+#define TIMEOUT_MS	30000u
+#define PAST_MS		31000u
+/* Refreshes and cancels per n: enough for a stable mean, fewer for time. */
+#define OPS_SAMPLE	1000000u
+
+enum { OP_ADD, OP_REFRESH, OP_CANCEL, OP_EXPIRE, NR_OPS };
+static const char *const op_name[NR_OPS] = { "add", "refresh", "cancel", "expire" };
+
+/* The workload, the same for every implementation at one n. */
+static struct {
+	size_t n;
+	size_t ops;		/* refreshes and cancels: min(n, OPS_SAMPLE) */
+	u32 *to_add;		/* timeout of entry i, ms */
+	u32 *ref_idx;		/* entry of refresh j */
+	u32 *to_ref;		/* its new timeout */
+	u32 *perm;		/* cancel order */
+} wl;
+
+static u64 rng = 0x853c49e6748fea9bull;
+
+static u64 rnd(void)
+{
+	u64 z = (rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static u64 ns_clock(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * The figures are CLOCK_MONOTONIC. The machine may be shared, so each
+ * interval also reads the thread's CPU time, printed on '#' lines: the
+ * two agree on an idle machine, CPU time leaves out time preempted.
+ */
+static u64 cpu_t0;
+
+static u64 ns_now_start(void)
+{
+	cpu_t0 = ns_clock(CLOCK_THREAD_CPUTIME_ID);
+	return ns_clock(CLOCK_MONOTONIC);
+}
+
+static u64 cpu_ns;
+
+static u64 ns_now_end(void)
+{
+	u64 t = ns_clock(CLOCK_MONOTONIC);
+
+	cpu_ns = ns_clock(CLOCK_THREAD_CPUTIME_ID) - cpu_t0;
+	return t;
+}
+
+static long rss_bytes(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p) {
+		fprintf(stderr, "bench: out of memory (%zu bytes)\n", size);
+		exit(1);
+	}
+	return p;
+}
+
+static void workload_make(size_t n)
+{
+	size_t i;
+
+	wl.n = n;
+	wl.ops = n < OPS_SAMPLE ? n : OPS_SAMPLE;
+	wl.to_add = xmalloc(n * sizeof(u32));
+	wl.ref_idx = xmalloc(n * sizeof(u32));
+	wl.to_ref = xmalloc(n * sizeof(u32));
+	wl.perm = xmalloc(n * sizeof(u32));
+	for (i = 0; i < n; i++) {
+		wl.to_add[i] = 1 + rnd() % TIMEOUT_MS;
+		wl.ref_idx[i] = rnd() % n;
+		wl.to_ref[i] = 1 + rnd() % TIMEOUT_MS;
+		wl.perm[i] = i;
+	}
+	for (i = n - 1; i > 0; i--) {
+		size_t j = rnd() % (i + 1);
+		u32 t = wl.perm[i];
+
+		wl.perm[i] = wl.perm[j];
+		wl.perm[j] = t;
+	}
+}
+
+static void workload_free(void)
+{
+	free(wl.to_add);
+	free(wl.ref_idx);
+	free(wl.to_ref);
+	free(wl.perm);
+}
+
+/* Best (lowest) ns per entry of each op over the repetitions. */
+struct result {
+	double ns[NR_OPS];
+	double cpu[NR_OPS];
+	double bytes;
+	long rss_delta;
+};
+
+static void result_take(struct result *r, int op, u64 t0, u64 t1)
+{
+	size_t count = op == OP_REFRESH || op == OP_CANCEL ? wl.ops : wl.n;
+	double ns = (double)(t1 - t0) / count, cpu = (double)cpu_ns / count;
+
+	if (r->ns[op] == 0 || ns < r->ns[op])
+		r->ns[op] = ns;
+	if (r->cpu[op] == 0 || cpu < r->cpu[op])
+		r->cpu[op] = cpu;
+}
+
+static void result_print(const char *impl, const struct result *r)
+{
+	int op;
+
+	for (op = 0; op < NR_OPS; op++)
+		printf("bench: impl=%s n=%zu op=%s ns=%.1f\n", impl, wl.n,
+		       op_name[op], r->ns[op]);
+	printf("bench: impl=%s n=%zu bytes_per_entry=%.1f\n", impl, wl.n, r->bytes);
+	printf("# cpu: impl=%s n=%zu", impl, wl.n);
+	for (op = 0; op < NR_OPS; op++)
+		printf(" %s=%.1f", op_name[op], r->cpu[op]);
+	printf("\n");
+	if (wl.n >= 100000)
+		printf("# rss: impl=%s n=%zu rss_bytes_per_entry=%.1f\n", impl,
+		       wl.n, (double)r->rss_delta / wl.n);
+	fflush(stdout);
+}
+
+/* ---- twheel ------------------------------------------------------------ */
+
+static u64 tw_id(size_t i)
+{
+	return (u64)i * 0x9e3779b97f4a7c15ull + 12345;
+}
+
+static void tw_release_none(struct tw_entry *e, void *arg)
+{
+	(void)e;
+	(void)arg;
+}
+
+static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
+{
+	static struct tw_wheel w;
+	size_t n = wl.n, i, got = 0;
+	u64 t0, t1, sum = 0;
+	long rss0 = rss_bytes();
+	struct tw_entry *e;
+
+	tw_init(&w, 0);
+	t0 = ns_now_start();
+	for (i = 0; i < n; i++) {
+		e = &ents[i];
+		e->id = tw_id(i);
+		if (tw_lookup(&w, e->id) || tw_add(&w, e, w.clk + wl.to_add[i]))
+			abort();
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_ADD, t0, t1);
+	if (first) {
+		size_t buckets = (1ul << w.index.cur_bits) +
+				 (w.index.old ? 1ul << w.index.old_bits : 0);
+
+		r->bytes = sizeof(struct tw_entry) +
+			   (double)(buckets * sizeof(void *) + sizeof(w)) / n;
+		r->rss_delta = rss_bytes() - rss0;
+	}
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++) {
+		e = tw_lookup(&w, tw_id(wl.ref_idx[i]));
+		tw_rearm(&w, e, w.clk + wl.to_ref[i]);
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_REFRESH, t0, t1);
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++) {
+		e = tw_lookup(&w, tw_id(wl.perm[i]));
+		tw_remove(&w, e);
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_CANCEL, t0, t1);
+	if (w.nr_live != n - wl.ops)
+		abort();
+
+	for (i = 0; i < wl.ops; i++)
+		if (tw_add(&w, &ents[wl.perm[i]], w.clk + wl.to_add[wl.perm[i]]))
+			abort();
+
+	t0 = ns_now_start();
+	for (;;) {
+		bool done = tw_advance(&w, TIMEOUT_MS, 4096, TIMEOUT_MS);
+
+		while ((e = tw_pop_expired(&w))) {
+			sum += e->id;
+			got++;
+		}
+		if (done)
+			break;
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_EXPIRE, t0, t1);
+	if (got != n || w.nr_live)
+		abort();
+	if (first)
+		printf("# twheel n=%zu expired=%zu idsum=%llx\n", n, got,
+		       (unsigned long long)sum);
+	tw_destroy(&w, tw_release_none, NULL);
+}
+
+/* ---- libuv ------------------------------------------------------------- */
+
+static size_t uv_fired;
+
+static void uv_fire(uv_timer_t *t)
+{
+	(void)t;
+	uv_fired++;
+}
+
+static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
+{
+	size_t n = wl.n, i;
+	uv_loop_t loop;
+	u64 t0, t1;
+	long rss0 = rss_bytes();
+	unsigned int runs = 0;
+
+	if (uv_loop_init(&loop))
+		abort();
+	for (i = 0; i < n; i++)
+		uv_timer_init(&loop, &timers[i]);
+	/* Fake time: deadlines 1 .. 30 s after a loop time 31 s ago. */
+	uv_update_time(&loop);
+	loop.time -= PAST_MS;
+
+	t0 = ns_now_start();
+	for (i = 0; i < n; i++)
+		uv_timer_start(&timers[i], uv_fire, wl.to_add[i], 0);
+	t1 = ns_now_end();
+	result_take(r, OP_ADD, t0, t1);
+	if (first) {
+		r->bytes = sizeof(uv_timer_t);
+		r->rss_delta = rss_bytes() - rss0;
+	}
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_start(&timers[wl.ref_idx[i]], uv_fire, wl.to_ref[i], 0);
+	t1 = ns_now_end();
+	result_take(r, OP_REFRESH, t0, t1);
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_stop(&timers[wl.perm[i]]);
+	t1 = ns_now_end();
+	result_take(r, OP_CANCEL, t0, t1);
+
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_start(&timers[wl.perm[i]], uv_fire,
+			       wl.to_add[wl.perm[i]], 0);
+
+	uv_fired = 0;
+	t0 = ns_now_start();
+	while (uv_fired < n) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		if (++runs > 1000000)
+			abort();
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_EXPIRE, t0, t1);
+	if (first)
+		printf("# libuv n=%zu fired=%zu uv_run calls=%u\n", n, uv_fired, runs);
+
+	for (i = 0; i < n; i++)
+		uv_close((uv_handle_t *)&timers[i], NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&loop))
+		abort();
+}
+
+/* ---- libevent ---------------------------------------------------------- */
+
+static size_t ev_fired;
+
+static void ev_fire(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	ev_fired++;
+}
+
+/* A relative timeout that lands @ms - 31 s from now, i.e. in the past. */
+static struct timeval past_tv(u32 ms)
+{
+	long long us = ((long long)ms - PAST_MS) * 1000;
+	struct timeval tv;
+
+	tv.tv_sec = us / 1000000;
+	tv.tv_usec = us % 1000000;
+	if (tv.tv_usec < 0) {
+		tv.tv_sec--;
+		tv.tv_usec += 1000000;
+	}
+	return tv;
+}
+
+/* libevent's min-heap array doubles from 8 slots: its capacity for @n. */
+static size_t ev_heap_capacity(size_t n)
+{
+	size_t a = 8;
+
+	while (a < n)
+		a *= 2;
+	return a;
+}
+
+static void bench_libevent(struct result *r, struct event **evs, bool first)
+{
+	size_t n = wl.n, i;
+	struct event_base *base = event_base_new();
+	struct timeval tv;
+	u64 t0, t1;
+	long rss0;
+	unsigned int loops = 0;
+
+	if (!base)
+		abort();
+	rss0 = rss_bytes();
+	for (i = 0; i < n; i++) {
+		evs[i] = evtimer_new(base, ev_fire, NULL);
+		if (!evs[i])
+			abort();
+	}
+
+	t0 = ns_now_start();
+	for (i = 0; i < n; i++) {
+		tv = past_tv(wl.to_add[i]);
+		evtimer_add(evs[i], &tv);
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_ADD, t0, t1);
+	if (first) {
+		r->bytes = event_get_struct_event_size() +
+			   (double)ev_heap_capacity(n) * sizeof(void *) / n;
+		r->rss_delta = rss_bytes() - rss0;
+	}
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++) {
+		tv = past_tv(wl.to_ref[i]);
+		evtimer_add(evs[wl.ref_idx[i]], &tv);
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_REFRESH, t0, t1);
+
+	t0 = ns_now_start();
+	for (i = 0; i < wl.ops; i++)
+		evtimer_del(evs[wl.perm[i]]);
+	t1 = ns_now_end();
+	result_take(r, OP_CANCEL, t0, t1);
+
+	for (i = 0; i < wl.ops; i++) {
+		tv = past_tv(wl.to_add[wl.perm[i]]);
+		evtimer_add(evs[wl.perm[i]], &tv);
+	}
+
+	ev_fired = 0;
+	t0 = ns_now_start();
+	while (ev_fired < n) {
+		event_base_loop(base, EVLOOP_NONBLOCK | EVLOOP_ONCE);
+		if (++loops > 1000000)
+			abort();
+	}
+	t1 = ns_now_end();
+	result_take(r, OP_EXPIRE, t0, t1);
+	if (first)
+		printf("# libevent n=%zu fired=%zu loops=%u\n", n, ev_fired, loops);
+
+	for (i = 0; i < n; i++)
+		event_free(evs[i]);
+	event_base_free(base);
+	malloc_trim(0);
+}
+
+static int reps_for(size_t n)
+{
+	if (n <= 10000)
+		return 5;
+	if (n <= 100000)
+		return 3;
+	if (n <= 1000000)
+		return 2;
+	return 1;
+}
+
+static void bench_n(size_t n)
+{
+	struct result r;
+	int rep, reps = reps_for(n);
+	void *mem;
+
+	workload_make(n);
+
+	memset(&r, 0, sizeof(r));
+	mem = xmalloc(n * sizeof(struct tw_entry));
+	for (rep = 0; rep < reps; rep++)
+		bench_twheel(&r, mem, rep == 0);
+	free(mem);
+	result_print("twheel", &r);
+
+	memset(&r, 0, sizeof(r));
+	mem = xmalloc(n * sizeof(uv_timer_t));
+	for (rep = 0; rep < reps; rep++)
+		bench_libuv(&r, mem, rep == 0);
+	free(mem);
+	result_print("libuv", &r);
+
+	memset(&r, 0, sizeof(r));
+	mem = xmalloc(n * sizeof(struct event *));
+	for (rep = 0; rep < reps; rep++)
+		bench_libevent(&r, mem, rep == 0);
+	free(mem);
+	result_print("libevent", &r);
+
+	workload_free();
+	malloc_trim(0);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 1000, 10000, 100000, 1000000, 10000000 };
+	unsigned int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# twheel core vs libuv %s vs libevent %s; tick 1 ms, "
+	       "timeouts 1..%u ms\n", uv_version_string(),
+	       event_get_version(), TIMEOUT_MS);
+	printf("# sizeof: tw_entry %zu, uv_timer_t %zu, struct event %zu\n",
+	       sizeof(struct tw_entry), sizeof(uv_timer_t),
+	       event_get_struct_event_size());
+	if (argc > 1) {
+		double n = atof(argv[1]);
+
+		if (n < 1 || n > 1e9) {
+			fprintf(stderr, "usage: %s [N]\n", argv[0]);
+			return 2;
+		}
+		bench_n((size_t)n);
+		return 0;
+	}
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		bench_n(sizes[i]);
+	return 0;
+}
