@@ -86,8 +86,7 @@ TEST_F(caps, global_cap_counts_unread_events)
 	ASSERT_EQ(0, param_write(PARAM_DIR "max_entries_total", 10));
 	for (i = 0; i < 10; i++)
 		ASSERT_EQ(0, twheel_add(a, i, 0));
-	sleep_ns(20 * TICK_NS);
-	EXPECT_EQ(10, fdinfo_get(a, "events_waiting"));
+	EXPECT_EQ(10, wait_waiting(a, 10));
 	EXPECT_EQ(-ENOSPC, twheel_add(a, 10, 0));
 	ASSERT_EQ(10, twheel_read_events(a, ev, 10));
 	for (i = 0; i < 10; i++)

@@ -113,7 +113,7 @@ TEST_F(wheel, expiry_moves_live_to_events_waiting)
 	ASSERT_EQ(0, twheel_add(self->fd, 2, 0));
 	ASSERT_EQ(0, twheel_add(self->fd, 3, 0));
 	ASSERT_EQ(0, twheel_add(self->fd, 4, 10 * NSEC_PER_SEC));
-	sleep_ns(20 * TICK_NS + 50 * NSEC_PER_MSEC);
+	ASSERT_EQ(3, wait_waiting(self->fd, 3));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "events_waiting"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "expired_total"));

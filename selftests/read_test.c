@@ -176,7 +176,7 @@ TEST_F(wheel, read_below_one_record_is_einval)
 	unsigned int i;
 
 	ASSERT_EQ(0, twheel_add(self->fd, 1, 0));
-	sleep_ns(20 * TICK_NS);
+	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	for (i = 0; i < 4; i++) {
 		memset(self->ev, JUNK, sizeof(self->ev[0]));
 		errno = 0;
@@ -202,8 +202,7 @@ TEST_F(wheel, read_returns_whole_records_only)
 
 	for (i = 0; i < 5; i++)
 		ASSERT_EQ(0, twheel_add(self->fd, i, 0));
-	sleep_ns(20 * TICK_NS);
-	ASSERT_EQ(5, fdinfo_get(self->fd, "events_waiting"));
+	ASSERT_EQ(5, wait_waiting(self->fd, 5));
 	EXPECT_EQ(2 * rec, read(self->fd, self->ev, 2 * rec + rec / 2));
 	EXPECT_EQ(rec, read(self->fd, self->ev, 2 * rec - 1));
 	EXPECT_EQ(2 * rec, read(self->fd, self->ev, 10 * rec + 3));
@@ -217,7 +216,7 @@ TEST_F(wheel, read_bad_buffer_is_efault_and_keeps_event)
 
 	ASSERT_NE(MAP_FAILED, page);
 	ASSERT_EQ(0, twheel_add(self->fd, 3, 0));
-	sleep_ns(20 * TICK_NS);
+	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, page, sizeof(self->ev[0])));
 	EXPECT_EQ(EFAULT, errno);
@@ -373,10 +372,11 @@ TEST_F(wheel, refreshed_id_does_not_fire)
 	uint64_t end = mono_ns() + 300 * NSEC_PER_MSEC;
 	struct twheel_op op;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 60 * NSEC_PER_MSEC));
+	/* Refreshed every ~10 ms, well inside the 200 ms timeout. */
+	ASSERT_EQ(0, twheel_add(self->fd, 1, 200 * NSEC_PER_MSEC));
 	while (mono_ns() < end) {
 		sleep_ns(10 * NSEC_PER_MSEC);
-		ASSERT_EQ(0, twheel_refresh(self->fd, 1, 60 * NSEC_PER_MSEC, 0));
+		ASSERT_EQ(0, twheel_refresh(self->fd, 1, 200 * NSEC_PER_MSEC, 0));
 	}
 	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
 	twheel_prep_query(&op, 1);
@@ -388,7 +388,7 @@ TEST_F(wheel, refreshed_id_does_not_fire)
 TEST_F(wheel, cancel_after_expiry_is_enoent_and_event_stays)
 {
 	ASSERT_EQ(0, twheel_add(self->fd, 1, 10 * NSEC_PER_MSEC));
-	sleep_ns(10 * NSEC_PER_MSEC + 10 * TICK_NS + 50 * NSEC_PER_MSEC);
+	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	EXPECT_EQ(-ENOENT, twheel_cancel(self->fd, 1));
 	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
 	EXPECT_EQ(1, self->ev[0].id);

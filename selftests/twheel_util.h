@@ -148,6 +148,21 @@ static inline long long fdinfo_get(int fd, const char *key)
 	return val;
 }
 
+/*
+ * Wait until at least @n events wait on @fd (per fdinfo), for at most
+ * 10 s: a loaded VM may run a tick late, so tests that need expired ids
+ * wait for them rather than sleep a fixed time. Returns the count seen.
+ */
+static inline long long wait_waiting(int fd, long long n)
+{
+	uint64_t until = mono_ns() + 10 * NSEC_PER_SEC;
+	long long got;
+
+	while ((got = fdinfo_get(fd, "events_waiting")) < n && mono_ns() < until)
+		sleep_ns(2 * NSEC_PER_MSEC);
+	return got;
+}
+
 /* A module parameter of twheel, or @dflt if it cannot be read. */
 static inline unsigned long long module_param(const char *name,
 					      unsigned long long dflt)
