@@ -36,6 +36,8 @@ out=$(cd "$out" && pwd)
 pass() { passed=$((passed + 1)); }
 skip() { skipped=$((skipped + 1)); }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
+# expect NAME COMMAND...: one test, passed if COMMAND succeeds.
+expect() { local name=$1; shift; if "$@"; then pass; else fail "$name"; fi; }
 
 stage_start=0
 stage() { stage_name=$1; stage_start=$(date +%s); echo "== $1"; }
@@ -128,9 +130,9 @@ run_kernel() {
 			fail "$k: $name: exit $code ($exit_line)"
 		fi
 	done
-	grep -qx 'twheel-vm: insmod exit=0' "$res" && pass || fail "$k: module loads"
-	grep -qx 'twheel-vm: rmmod exit=0' "$res" && pass || fail "$k: module unloads"
-	grep -qx 'twheel-vm: done' "$res" && pass || fail "$k: VM run completes"
+	expect "$k: module loads" grep -qx 'twheel-vm: insmod exit=0' "$res"
+	expect "$k: module unloads" grep -qx 'twheel-vm: rmmod exit=0' "$res"
+	expect "$k: VM run completes" grep -qx 'twheel-vm: done' "$res"
 	if [ -s "$dir/kernel.log" ] && [ -f "$dir/kernel-log-problems.txt" ] && [ ! -s "$dir/kernel-log-problems.txt" ]; then
 		pass
 	else
@@ -139,7 +141,7 @@ run_kernel() {
 	fi
 	if [ "$k" = debug ]; then
 		kmemleak_leaks "$res"
-		[ "$leaks" = 0 ] && pass || fail "$k: kmemleak clean ($leaks leaks, see $res)"
+		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
 }

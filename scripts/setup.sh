@@ -57,7 +57,7 @@ packages() {
 
 missing() {
 	local p
-	for p in $(packages 2>/dev/null | sed 's/#.*//'); do
+	for p in $(packages); do
 		installed "$p" || echo "$p"
 	done
 }

@@ -107,7 +107,7 @@ out=${out:-$cache/out/$kernel}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/initramfs"
-rm -f "$out"/{build.log,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
+rm -f "$out"/{twheel.ko,build.log,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
 echo "vm/run.sh: $kernel: $(basename "$image"), output in $out"
 
 # The module, built in a copy of the tree, one builder per kernel.
@@ -121,12 +121,15 @@ mkdir -p "$cache/build"
 	find "$build" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name Module.symvers -o -name modules.order \) -delete
 	make -C "$kdir" M="$build" modules W=1
+	cp "$build/kmod/twheel.ko" "$out/twheel.ko"
 ) 9>"$cache/build/$kernel.lock" >"$out/build.log" 2>&1 || {
 	tail -n 30 "$out/build.log" >&2
 	die "twheel.ko failed to build for $kernel (full log: $out/build.log)"
 }
-ko=$build/kmod/twheel.ko
-[ -f "$ko" ] || die "build made no $ko"
+if grep -q 'warning:' "$out/build.log"; then
+	echo "vm/run.sh: $kernel: the module build warns (W=1):" >&2
+	grep 'warning:' "$out/build.log" | head -n 10 >&2
+fi
 
 # The initramfs: static busybox, the module, the programs, /init.
 root=$out/initramfs
@@ -135,7 +138,7 @@ cp /bin/busybox "$root/bin/"
 for applet in $(/bin/busybox --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
-cp "$ko" "$root/twheel.ko"
+cp "$out/twheel.ko" "$root/twheel.ko"
 : >"$root/tests/list"
 for p in ${progs[@]+"${progs[@]}"}; do
 	[ -f "$p" ] || die "no such program: $p"
@@ -156,14 +159,17 @@ cp "$here/init" "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$out/initramfs.cpio"
 
+# By hand (--shell) the console is this terminal and there is no timeout.
 if [ "$shell" = 1 ]; then
 	console=(-serial mon:stdio)
+	limit=()
 else
 	console=(-serial "file:$out/kernel.log")
+	limit=(timeout "$vm_timeout")
 fi
 start=$(date +%s)
 rc=0
-timeout "$vm_timeout" qemu-system-x86_64 \
+${limit[@]+"${limit[@]}"} qemu-system-x86_64 \
 	-accel "$accel" -cpu "$qemu_cpu" -smp "$cpus" -m "$mem" \
 	-nographic -no-reboot -monitor none \
 	-kernel "$image" -initrd "$out/initramfs.cpio" \
