@@ -125,7 +125,7 @@ static inline struct tw_entry **tw_bucket(struct tw_entry **tab, unsigned int bi
 static struct tw_entry **tw_index_alloc(unsigned int bits)
 {
 	return kvcalloc(1UL << bits, sizeof(struct tw_entry *),
-			GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+			GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
 }
 
 /* Move a few buckets of a resize under way from the old table. */

@@ -39,6 +39,7 @@ typedef uint32_t u32;
 typedef unsigned int gfp_t;
 #define GFP_KERNEL_ACCOUNT	0u
 #define __GFP_NOWARN		0u
+#define __GFP_RETRY_MAYFAIL	0u
 /* Tests set this to make the next N allocations fail (fault injection). */
 extern unsigned long tw_host_fail_alloc;
 static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)
