@@ -144,8 +144,8 @@ TEST_F(wheel, ticks_run_advances_with_time)
 	 * in between in one run, so only say that it ran.
 	 */
 	EXPECT_LT(t0, t1);
+	/* Counted in ticks, not runs: only that it never goes back. */
 	EXPECT_LE(c0, c1);
-	EXPECT_GE(t1, c1);
 }
 
 TEST_F(wheel, dup_shows_the_same_wheel)
