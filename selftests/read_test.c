@@ -239,6 +239,18 @@ TEST_F(wheel, nonblocking_read_without_event_is_eagain)
 	close(fd);
 }
 
+TEST_F(wheel, nonblock_set_by_fcntl_is_honoured)
+{
+	int fl = fcntl(self->fd, F_GETFL);
+
+	ASSERT_LE(0, fl);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-EAGAIN, twheel_read_events(self->fd, self->ev, 1));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl));
+	ASSERT_EQ(0, twheel_add(self->fd, 1, 20 * NSEC_PER_MSEC));
+	EXPECT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+}
+
 TEST_F(wheel, blocking_read_waits_for_expiry)
 {
 	struct twheel_op op;
