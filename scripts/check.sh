@@ -11,7 +11,8 @@
 # "not ok" line, or printed no TAP is one failure under its name (exit
 # code 4 without TAP, kselftest's skip, is one skip). Each kernel adds
 # "module loads", "module unloads", "kernel log clean", "VM run
-# completes", and on the debug kernel "kmemleak clean". One kernel's
+# completes", and on the debug kernel "kmemleak clean" and a check that
+# KASAN, kmemleak and lockdep announced themselves at boot. One kernel's
 # failure does not stop the others. The last line is exactly
 # "N passed, N failed, N skipped"; the exit status is non-zero if any
 # test failed. Environment: TWHEEL_KERNELS (default "deb61 deb612
@@ -103,6 +104,14 @@ kmemleak_leaks() {
 	[ -n "$leaks" ] || leaks=missing
 }
 
+# A debug kernel that lost its sanitizers would pass everything: check
+# that each announced itself at boot.
+debug_banners() {
+	grep -q 'KernelAddressSanitizer initialized' "$1" &&
+		grep -q 'Kernel memory leak detector initialized' "$1" &&
+		grep -q 'Lock dependency validator' "$1"
+}
+
 # One VM per kernel, all programs in one boot.
 run_kernel() {
 	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code
@@ -140,6 +149,7 @@ run_kernel() {
 		head -n 10 "$dir/kernel-log-problems.txt" 2>/dev/null | sed 's/^/    /'
 	fi
 	if [ "$k" = debug ]; then
+		expect "$k: KASAN, kmemleak and lockdep are on (boot banners)" debug_banners "$dir/kernel.log"
 		kmemleak_leaks "$res"
 		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
