@@ -426,6 +426,31 @@ TEST_F(wheel, max_timeout_is_accepted)
 	EXPECT_EQ(0, run_op(_metadata, self->fd, &op));
 }
 
+/*
+ * The same after the wheel sat idle: an idle wheel runs no timer, so
+ * its clock may lag; a deadline must still count from now.
+ */
+TEST_F(wheel, max_timeout_after_idle_is_not_early)
+{
+	struct twheel_op op;
+	uint64_t before;
+
+	sleep_ns(300 * NSEC_PER_MSEC);
+	op_init(&op, TWHEEL_OP_ADD, 1, TWHEEL_OPF_TIMEOUT, MAX_TIMEOUT_NS);
+	before = mono_ns();
+	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
+	EXPECT_LE(before + MAX_TIMEOUT_NS, op.deadline_ns)
+		TH_LOG("deadline %llu ns early",
+		       (unsigned long long)(before + MAX_TIMEOUT_NS - op.deadline_ns));
+	sleep_ns(300 * NSEC_PER_MSEC);
+	op_init(&op, TWHEEL_OP_REFRESH, 1, TWHEEL_OPF_TIMEOUT, MAX_TIMEOUT_NS);
+	before = mono_ns();
+	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
+	EXPECT_LE(before + MAX_TIMEOUT_NS, op.deadline_ns)
+		TH_LOG("refresh deadline %llu ns early",
+		       (unsigned long long)(before + MAX_TIMEOUT_NS - op.deadline_ns));
+}
+
 TEST_F(wheel, timeout_above_max_is_einval)
 {
 	static const uint64_t t[] = { MAX_TIMEOUT_NS + 1, UINT64_MAX / 2,
