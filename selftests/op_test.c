@@ -121,6 +121,26 @@ TEST_F(wheel, deadlines_are_on_the_tick_grid)
 	}
 }
 
+TEST(tick_grid_counts_from_setup)
+{
+	const uint64_t tick = 7 * NSEC_PER_MSEC;
+	uint64_t t0, t1, off;
+	struct twheel_op op;
+	int fd = twheel_open(0);
+
+	ASSERT_LE(0, fd);
+	t0 = mono_ns();
+	ASSERT_EQ(0, twheel_setup(fd, tick, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
+	t1 = mono_ns();
+	twheel_prep_add(&op, 1, 12345678);
+	ASSERT_EQ(0, twheel_submit_op(fd, &op));
+	/* deadline = setup time + k * tick, setup time within [t0, t1]. */
+	off = (op.deadline_ns - t0) % tick;
+	EXPECT_GE(t1 - t0, off) TH_LOG("deadline %llu ns past the grid from setup",
+				       (unsigned long long)off);
+	close(fd);
+}
+
 TEST_F(wheel, timeout_zero_deadline_is_next_tick)
 {
 	struct twheel_op op;

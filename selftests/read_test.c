@@ -170,6 +170,22 @@ TEST_F(wheel, each_expiry_is_delivered_once)
 	close(fd);
 }
 
+TEST_F(wheel, extreme_ids_expire_as_themselves)
+{
+	static const uint64_t ids[] = { 0, UINT64_MAX, 1ULL << 63 };
+	int i, seen = 0;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, twheel_add(self->fd, ids[i], (i + 1) * TICK_NS));
+	ASSERT_EQ(3, drain_until(self->fd, self->ev, 3, mono_ns() +
+				 4 * TICK_NS + LATE_SLACK_NS));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(ids[i], self->ev[i].id);
+		seen++;
+	}
+	EXPECT_EQ(3, seen);
+}
+
 TEST_F(wheel, read_below_one_record_is_einval)
 {
 	static const size_t sizes[] = { 1, 8, 16, sizeof(struct twheel_event) - 1 };
