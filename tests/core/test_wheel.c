@@ -607,6 +607,38 @@ static int test_index_grows_to_1e6_and_shrinks_back(void)
 	return 0;
 }
 
+static int test_index_shrinks_then_grows_back(void)
+{
+	enum { N = 100000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	unsigned int i, steps = 0;
+
+	CHECK(ents);
+	tw_init(&w, 0);
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_add(&w, &ents[i], 1 + i % 3000) == 0);
+	}
+	/* Remove until a shrink starts, then add everything back at once. */
+	for (i = N; i-- > 0 && !w.index.old; steps++)
+		tw_remove(&w, &ents[i]);
+	CHECK(w.index.old != NULL);
+	for (; i < N; i++)
+		if (!tw_lookup(&w, ents[i].id))
+			CHECK(tw_add(&w, &ents[i], 1 + i % 3000) == 0);
+	CHECK(w.nr_live == N);
+	for (i = 0; i < N; i++)
+		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
+	/* Once the moves are done, the table has grown back to the load. */
+	CHECK(w.index.old == NULL);
+	CHECK((1ul << w.index.cur_bits) >= N / 2);
+	CHECK(advance_all(&w, 3000) && w.nr_expired == N && steps > 0);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
 static void release_count(struct tw_entry *e, void *arg)
 {
 	unsigned char *count = arg;
@@ -641,17 +673,28 @@ static int test_destroy_releases_every_entry_once(void)
 
 static int test_alloc_failure_leaves_wheel_consistent(void)
 {
-	enum { N = 100000 };
+	enum { N = 100000, FIRST = 1000 };
 	struct tw_entry *ents = calloc(N, sizeof(*ents));
 	struct tw_wheel w;
-	unsigned int i, n = 0, failures = 0;
+	unsigned int i, n = 0, failures = 0, bits;
 	u64 t;
 
 	CHECK(ents);
 	tw_init(&w, 0);
-	/* Every allocation fails: the index fills until add says -ENOMEM. */
+	/* No memory for the first table: the first add fails cleanly. */
+	tw_host_fail_alloc = 1;
+	ents[0].id = 0;
+	CHECK(tw_add(&w, &ents[0], 1) == -ENOMEM);
+	CHECK(w.nr_live == 0 && tw_lookup(&w, 0) == NULL && !tw_next_event(&w, &t));
+	tw_host_fail_alloc = 0;
+	for (i = 0; i < FIRST; i++, n++) {
+		ents[i].id = i;
+		CHECK(tw_add(&w, &ents[i], 1 + i % 5000) == 0);
+	}
+	/* From now on every allocation fails: the index cannot grow. */
 	tw_host_fail_alloc = ULONG_MAX;
-	for (i = 0; i < N; i++) {
+	bits = w.index.cur_bits;
+	for (i = FIRST; i < N; i++) {
 		int ret;
 
 		ents[i].id = i;
@@ -666,7 +709,9 @@ static int test_alloc_failure_leaves_wheel_consistent(void)
 		n++;
 	}
 	tw_host_fail_alloc = 0;
-	CHECK(failures > 0);
+	/* Adds went on past the load that asks to grow, then stopped. */
+	CHECK(failures > 0 && w.index.cur_bits == bits);
+	CHECK(n > (2u << bits) && n < N);
 	for (i = 0; i < N; i++) {
 		struct tw_entry *e = tw_lookup(&w, i);
 
@@ -824,6 +869,7 @@ static const struct {
 	T(timeout_0_and_max_delta),
 	T(expires_in_the_past_is_clamped_to_next_tick),
 	T(index_grows_to_1e6_and_shrinks_back),
+	T(index_shrinks_then_grows_back),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(next_event_none_when_empty),
