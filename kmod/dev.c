@@ -430,12 +430,15 @@ static int twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t n
 static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop)
 {
 	struct twheel_op op;
+	ktime_t now;
 	int ret;
 
 	if (copy_from_user(&op, uop, sizeof(op)))
 		return -EFAULT;
 	mutex_lock(&ctx->lock);
-	ret = twheel_op_one(ctx, &op, twheel_now(ctx));
+	now = twheel_now(ctx);
+	tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
+	ret = twheel_op_one(ctx, &op, now);
 	twheel_arm(ctx);
 	mutex_unlock(&ctx->lock);
 	if (copy_to_user(uop, &op, sizeof(op)))
@@ -468,6 +471,7 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 			return done ?: -EFAULT;
 		mutex_lock(&ctx->lock);
 		now = twheel_now(ctx);
+		tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
 		for (i = 0; i < n; i++)
 			twheel_op_one(ctx, &ops[i], now);
 		twheel_arm(ctx);

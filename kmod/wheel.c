@@ -407,6 +407,20 @@ bool tw_next_event(const struct tw_wheel *w, u64 *tick)
 	return true;
 }
 
+bool tw_idle_to(struct tw_wheel *w, u64 now)
+{
+	u64 tick;
+
+	if (tw_next_event(w, &tick) && !tw_after(tick, now))
+		return false;
+	/* A cut cascade whose entries were all removed: nothing left of it. */
+	w->pend_level = -1;
+	/* No non-empty slot is passed: the invariant holds, as in tw_advance(). */
+	if (tw_after(now, w->clk))
+		w->clk = now;
+	return true;
+}
+
 /*
  * Empty the current slot of level @lvl (the clock is at its tick):
  * expire what is due now, place the rest on lower levels.

@@ -29,11 +29,15 @@
 #define TW_LVL_MASK	((u64)TW_LVL_SIZE - 1)
 #define TW_LEVELS	6			/* 6 * 6 = 36 bits of ticks */
 /*
- * Longest distance from the wheel's clock to a deadline, in ticks. The top
- * level is used as a ring, so anything below 2^36 - 2^30 would do; 2^32
- * (the uapi's TWHEEL_MAX_TIMEOUT_TICKS) leaves every slot unambiguous.
+ * Longest distance from the wheel's clock to a deadline, in ticks; longer
+ * ones are clamped. The top level is used as a ring, so anything below
+ * 2^36 - 2^30 is unambiguous. The device accepts timeouts of up to 2^32
+ * ticks (the uapi's TWHEEL_MAX_TIMEOUT_TICKS) counted from the present,
+ * while the wheel's clock may lag the present (see tw_idle_to()); 2^35
+ * leaves room for 7 * 2^32 ticks of lag before a clamp could make a
+ * deadline early.
  */
-#define TW_MAX_DELTA	(1ULL << 32)
+#define TW_MAX_DELTA	(1ULL << 35)
 
 /**
  * struct tw_entry - one id and its deadline
@@ -121,6 +125,16 @@ void tw_rearm(struct tw_wheel *w, struct tw_entry *e, u64 expires);
 
 /* Unlink live entry @e from the wheel and the index. O(1). */
 void tw_remove(struct tw_wheel *w, struct tw_entry *e);
+
+/*
+ * Move the clock to @now if nothing is due up to then, in O(TW_LEVELS);
+ * returns false, leaving the clock alone, if something is (then only
+ * tw_advance() may move it). The clock of an idle wheel lags the present,
+ * since nothing advances it; callers that place deadlines relative to the
+ * present call this first, so that deadlines far ahead stay clear of the
+ * TW_MAX_DELTA clamp.
+ */
+bool tw_idle_to(struct tw_wheel *w, u64 now);
 
 /*
  * The tick of the next thing to do, a cascade or an expiry, in *@tick.
