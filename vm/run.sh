@@ -94,7 +94,7 @@ deb61|deb612)
 debug)
 	kdir=$("$here/build-debug-kernel.sh") || die "debug kernel build failed"
 	image=$kdir/arch/x86/boot/bzImage
-	cmdline="$cmdline kasan_multi_shot" ;;
+	cmdline="$cmdline kasan_multi_shot printk.time=1" ;;
 *) usage ;;
 esac
 case $accel in
