@@ -8,6 +8,7 @@
  * and removes (so the id index grows, shrinks and resizes under way),
  * advances by steps from one tick to 2^36 with budgets from one entry to
  * unlimited, left cut short or carried on, advances to tw_next_event(),
+ * tw_idle_to() (which must refuse while anything is due up to its tick),
  * pops of expired entries, and allocation failures. The model is a plain
  * array scan: for every id, whether it is live and its deadline, and the
  * queue of expired entries. After every operation the wheel must agree
@@ -293,7 +294,7 @@ static void op_advance(void)
 		step = get(3) % (1u << 24);
 		break;
 	case 5:
-		step = get(4) + get(1);		/* around TW_MAX_DELTA */
+		step = TW_MAX_DELTA - 128 + get(1);	/* around TW_MAX_DELTA */
 		break;
 	case 6:
 		step = get(5) % (1ull << 36);
@@ -331,6 +332,27 @@ static void op_advance(void)
 		REQUIRE(++calls < 100000);
 		advance_once(target, budget);
 	}
+}
+
+/* Move an idle clock forward: only if nothing is due up to there. */
+static void op_idle_to(void)
+{
+	u64 now = m.now + (get(1) & 1 ? get(1) : get(4)), old_clk = w.clk;
+	unsigned int i;
+	bool due = false, moved;
+
+	for (i = 0; i < m.nr_live; i++)
+		due |= rel(m.dl[m.list[i]]) <= rel(now);
+	moved = tw_idle_to(&w, now);
+	if (due)
+		REQUIRE(!moved);
+	if (!moved) {
+		REQUIRE(w.clk == old_clk);
+		return;
+	}
+	REQUIRE(w.clk == now || (rel(now) <= rel(old_clk) && w.clk == old_clk));
+	m.now = w.clk;
+	m.cut = false;
 }
 
 static void op_pop(unsigned int n)
@@ -484,6 +506,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			REQUIRE(tw_lookup(&w, id_of(k)) ==
 				(m.live[k] ? &m.live[k]->e : NULL));
+			op_idle_to();
 			break;
 		}
 		check(m.nr_live < 64 || nops % 64 == 0);

@@ -729,6 +729,40 @@ static int test_alloc_failure_leaves_wheel_consistent(void)
 	return 0;
 }
 
+static int test_idle_to_moves_the_clock_only_when_nothing_is_due(void)
+{
+	struct tw_wheel w;
+	struct tw_entry *a;
+	u64 t;
+
+	tw_init(&w, 100);
+	/* An empty wheel follows the present. */
+	CHECK(tw_idle_to(&w, 5000) && w.clk == 5000);
+	/* An entry due at 5010 (level 0 from 5000): fine up to 5009. */
+	a = add_id(&w, 1, 5010);
+	CHECK(a && tw_idle_to(&w, 5009) && w.clk == 5009);
+	CHECK(!tw_idle_to(&w, 5010) && w.clk == 5009);
+	/* A far entry: refused from its first cascade on, not its deadline. */
+	tw_rearm(&w, a, 5009 + 100000);
+	CHECK(tw_next_event(&w, &t) && t < a->expires);
+	CHECK(!tw_idle_to(&w, t) && w.clk == 5009);
+	CHECK(tw_idle_to(&w, t - 1) && w.clk == t - 1);
+	/* Deadlines placed after the move count from the new clock. */
+	CHECK(advance_all(&w, a->expires) && tw_pop_expired(&w) == a);
+	free(a);
+	/* A cut advance whose entries were all removed leaves nothing due. */
+	CHECK(add_id(&w, 2, w.clk + 1) && add_id(&w, 3, w.clk + 1));
+	CHECK(!tw_advance(&w, w.clk + 1, 1, 0));
+	free(tw_pop_expired(&w));
+	a = tw_lookup(&w, 2) ? tw_lookup(&w, 2) : tw_lookup(&w, 3);
+	tw_remove(&w, a);
+	free(a);
+	CHECK(tw_idle_to(&w, w.clk + 1000) && !tw_next_event(&w, &t));
+	CHECK(w.pend_level < 0);
+	wheel_free(&w);
+	return 0;
+}
+
 static int test_next_event_none_when_empty(void)
 {
 	struct tw_wheel w;
@@ -872,6 +906,7 @@ static const struct {
 	T(index_shrinks_then_grows_back),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
+	T(idle_to_moves_the_clock_only_when_nothing_is_due),
 	T(next_event_none_when_empty),
 	T(next_event_none_after_cut_advance_emptied),
 	T(next_event_exact_for_level0_entry),
