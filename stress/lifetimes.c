@@ -28,7 +28,7 @@
 #include "stress.h"
 
 #define KO_PATH		"/twheel.ko"
-#define BIG_BATCH	(256 * 1024)
+#define BIG_BATCH	(64 * 1024)
 
 static void on_signal(int sig)
 {
@@ -268,9 +268,9 @@ static void test_batches(void)
 	pthread_create(&th, NULL, batch_main, &bt);
 	sleep_ns(20 * MS);
 	close(bt.fd);
-	ended = join_within(th, NULL, 120000);
-	tap_result(ended && bt.ret == BIG_BATCH, "close racing a %d-op batch: the batch completes (ret %ld)",
-		   BIG_BATCH, bt.ret);
+	ended = join_within(th, NULL, 300000);
+	tap_result(ended && bt.ret == BIG_BATCH, "close racing a %d-op batch: the batch completes (%s, ret %ld)",
+		   BIG_BATCH, ended ? "ended" : "still running after 300 s", bt.ret);
 	if (!ended)
 		return;
 
@@ -281,7 +281,7 @@ static void test_batches(void)
 	pthread_create(&th, NULL, batch_main, &bt);
 	sleep_ns(20 * MS);
 	pthread_kill(th, SIGUSR1);
-	ended = join_within(th, NULL, 120000);
+	ended = join_within(th, NULL, 300000);
 	for (i = 0; ended && bt.ret > 0 && i < BIG_BATCH; i++)
 		if ((i < bt.ret) != (bt.ops[i].result != 0x5a5a5a5a))
 			bad++;
@@ -498,5 +498,8 @@ int main(int argc, char **argv)
 	test_scm_rights();
 	test_fork();
 	test_cloexec();
+	/* A test that hung returned early: its followers count as failed. */
+	while (tap_num < 15)
+		tap_result(0, "not run: an earlier test hung");
 	return tap_exit_code();
 }
