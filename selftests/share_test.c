@@ -64,18 +64,18 @@ TEST_F(wheel, two_wheels_are_isolated)
 	int b = wheel_new(0, 5 * TICK_NS, DFLT_NS, 0);
 
 	ASSERT_LE(0, b);
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 20 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, twheel_add(self->fd, 1, 300 * NSEC_PER_MSEC));
 	EXPECT_EQ(-ENOENT, twheel_query(b, 1, NULL, NULL));
 	EXPECT_EQ(-ENOENT, twheel_cancel(b, 1));
-	ASSERT_EQ(0, twheel_add(b, 1, 500 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, twheel_add(b, 2, 500 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, twheel_add(b, 1, 1500 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, twheel_add(b, 2, 1500 * NSEC_PER_MSEC));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(2, fdinfo_get(b, "live"));
 	EXPECT_EQ((long long)5 * TICK_NS, fdinfo_get(b, "tick_ns"));
 	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 4));
 	EXPECT_EQ(1, ev[0].id);
 	EXPECT_EQ(0, twheel_query(b, 1, NULL, NULL));
-	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + 500 * NSEC_PER_MSEC +
+	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + 1500 * NSEC_PER_MSEC +
 				 LATE_SLACK_NS));
 	EXPECT_EQ(0, drain_until(self->fd, ev, 1, mono_ns() + 20 * NSEC_PER_MSEC));
 	close(b);
@@ -108,7 +108,7 @@ TEST_F(wheel, fork_shares_the_wheel)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int ok = twheel_query(self->fd, 1, NULL, NULL) == 0 &&
-			 twheel_add(self->fd, 2, 30 * NSEC_PER_MSEC) == 0;
+			 twheel_add(self->fd, 2, 1500 * NSEC_PER_MSEC) == 0;
 		_exit(ok ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,20 @@
 #define NSEC_PER_SEC	1000000000ULL
 
 /*
+ * A debug kernel (lockdep, KASAN, kmemleak: the one with /proc/lockdep)
+ * under emulation is several times slower than a production one: tests
+ * scale their sizes and time slack down and up by this.
+ */
+static inline bool debug_kernel(void)
+{
+	return access("/proc/lockdep", F_OK) == 0;
+}
+
+/*
  * How late an expiry may be, beyond one tick, in a software-emulated VM
  * with other jobs on the host. Never-early checks get no slack at all.
  */
-#define LATE_SLACK_NS	(200 * NSEC_PER_MSEC)
+#define LATE_SLACK_NS	(debug_kernel() ? 1000 * NSEC_PER_MSEC : 200 * NSEC_PER_MSEC)
 
 /* Byte that output structs are filled with before a call. */
 #define JUNK		0xa5
