@@ -91,8 +91,8 @@ static atomic_long_t twheel_nr_entries = ATOMIC_LONG_INIT(0);
  * @wheel:		the core's state. Under @lock.
  */
 struct twheel_ctx {
-	struct mutex lock;
-	struct mutex read_lock;
+	struct mutex lock;		/* the wheel and the fields so marked */
+	struct mutex read_lock;		/* one reader at a time; outside @lock */
 	wait_queue_head_t wqh;
 	struct hrtimer timer;
 	struct work_struct work;
@@ -115,6 +115,7 @@ struct twheel_ctx {
 
 static bool twheel_ready(struct twheel_ctx *ctx)
 {
+	/* Pairs with the release in setup: the settings are seen complete. */
 	return smp_load_acquire(&ctx->is_setup);
 }
 
@@ -295,6 +296,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->epoch = twheel_now(ctx);
 	hrtimer_init(&ctx->timer, ctx->clockid, HRTIMER_MODE_ABS);
 	ctx->timer.function = twheel_timer_fn;
+	/* Publish the settings before the flag: lockless readers acquire it. */
 	smp_store_release(&ctx->is_setup, true);
 out:
 	mutex_unlock(&ctx->lock);
