@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every test of the project, behind `make check`: install what is needed,
-# run the host tests of the wheel core, build the selftests, then boot
-# each kernel (Debian 6.1, Debian 6.12, the debug kernel) once under QEMU
-# with the module loaded and run all selftests in it (vm/run.sh).
+# run the host tests of the wheel core, build the selftests and the
+# stress tests, then boot each kernel (Debian 6.1, Debian 6.12, the debug
+# kernel) once under QEMU with the module loaded and run all selftests and
+# that kernel's share of the stress tests in it (vm/run.sh). The stress
+# tests' summary lines (ledger:, fuzz-abi:, failslab:, memcg:, scale:)
+# are repeated in the output.
 #
 # Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
 # is one test. A program that crashed, hung, exited non-zero without a
@@ -97,6 +100,37 @@ fi
 echo "selftests: ${#progs[@]} programs"
 stage_done
 
+# The abuse tests of stress/, bounded; which run where is chosen per kernel
+# below (fault injection needs the debug kernel, 10M ids a fast one).
+stage "build stress tests"
+stressdir=$top/stress
+if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
+	tail -n 20 "$out/stress-build.log"
+	fail "stress: build (see $out/stress-build.log)"
+fi
+stage_done
+
+# stress_progs KERNEL: the stress programs to run on KERNEL.
+stress_progs() {
+	local names p
+	case $1 in
+	deb61) names="lifetimes ledger memcg fuzz-abi" ;;
+	deb612) names="lifetimes ledger memcg fuzz-abi scale" ;;
+	debug) names="lifetimes ledger fuzz-abi failslab" ;;
+	esac
+	for p in $names; do
+		if [ -x "$stressdir/$p" ]; then echo "$stressdir/$p"; else fail "stress: $p was not built"; fi
+	done
+}
+
+# vm_opts KERNEL: guest size and time limits. scale holds 10M ids on deb612.
+vm_opts() {
+	case $1 in
+	deb612) echo --mem 4G --prog-timeout 900 --timeout 3000 ;;
+	*) echo --mem 2G --prog-timeout 900 --timeout 3000 ;;
+	esac
+}
+
 # Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
 # "missing" when the VM wrote none.
 kmemleak_leaks() {
@@ -116,12 +150,15 @@ debug_banners() {
 run_kernel() {
 	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code
 	local p0=$passed f0=$failed s0=$skipped
+	local all=(${progs[@]+"${progs[@]}"})
 	mkdir -p "$dir"
-	"$top/vm/run.sh" --out "$dir" "$k" ${progs[@]+"${progs[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	mapfile -t -O ${#all[@]} all < <(stress_progs "$k")
+	# shellcheck disable=SC2046 # vm_opts prints separate words
+	"$top/vm/run.sh" $(vm_opts "$k") --out "$dir" "$k" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
 	res=$dir/results.txt
 	touch "$res"
-	for p in ${progs[@]+"${progs[@]}"}; do
+	for p in ${all[@]+"${all[@]}"}; do
 		name=$(basename "$p")
 		section=$dir/$name.log
 		awk -v b="twheel-vm: begin $name" -v e="twheel-vm: end $name exit=" \
@@ -153,6 +190,8 @@ run_kernel() {
 		kmemleak_leaks "$res"
 		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
+	echo "$k: summary lines of the stress tests:"
+	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale): ' "$res" || true
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
 }
 

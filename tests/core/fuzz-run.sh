@@ -24,6 +24,7 @@ if [ "$mode" = bounded ]; then
 	set -e
 	name="core differential fuzz"
 else
+	touch "$log.start"
 	set +e
 	./fuzz_wheel "${common[@]}" -max_total_time="$limit" \
 		-timeout=10 corpus >"$log" 2>&1
@@ -32,6 +33,11 @@ else
 	name="core differential fuzz, long"
 fi
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+if [ "$mode" = long ]; then
+	# Every difference from the model aborts the run and leaves its input.
+	divergences=$(find fuzz-out -maxdepth 1 -name 'crash-*' -newer "$log.start" | wc -l)
+	echo "fuzz-core: execs=${execs:-0} divergences=$divergences"
+fi
 echo "1..1"
 if [ "$rc" -eq 0 ]; then
 	echo "ok 1 $name (execs=${execs:-?}, corpus=$(ls corpus | wc -l) files)"
