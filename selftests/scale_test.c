@@ -123,8 +123,12 @@ TEST_F_TIMEOUT(big, million_ids_added_refreshed_expired_once, 240)
 		ret = drain_until(self->fd, self->ev, CHUNK,
 				  refresh_base + NSEC_PER_SEC + SCALE_SLACK_NS +
 				  30 * NSEC_PER_SEC);
-		ASSERT_LT(0, ret) TH_LOG("%u of %u events, then %d", got,
-					 NR_IDS, ret);
+		ASSERT_LT(0, ret) TH_LOG("%u of %u events, then %d; fdinfo: live %lld "
+					 "events_waiting %lld expired_total %lld ticks_run %lld",
+					 got, NR_IDS, ret, fdinfo_get(self->fd, "live"),
+					 fdinfo_get(self->fd, "events_waiting"),
+					 fdinfo_get(self->fd, "expired_total"),
+					 fdinfo_get(self->fd, "ticks_run"));
 		for (i = 0; i < (unsigned int)ret; i++) {
 			const struct twheel_event *e = &self->ev[i];
 			unsigned int k = index_of(e->id);
