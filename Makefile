@@ -14,7 +14,7 @@ PREFIX	?= /usr/local
 DESTDIR	?=
 
 .PHONY: all module lib clean install demo check core-test fuzz-core \
-	fuzz-core-long bench-core selftests setup
+	fuzz-core-long bench-core bench-dev selftests setup
 
 all: module lib
 
@@ -42,6 +42,9 @@ fuzz-core-long:
 bench-core:
 	$(MAKE) -C tests/core bench N=$(N)
 
+bench-dev:
+	$(MAKE) -C bench run
+
 demo:
 	./scripts/demo.sh
 
@@ -58,3 +61,6 @@ clean:
 	$(MAKE) -C lib clean
 	$(MAKE) -C tests/core clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C stress clean
+	$(MAKE) -C demo clean
+	$(MAKE) -C bench clean
