@@ -579,16 +579,24 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 	while (done < max) {
 		unsigned int n = twheel_peek_events(ctx, ev,
 					min_t(size_t, max - done, TWHEEL_READ_CHUNK));
+		size_t left;
 
 		if (!n)
 			break;
-		/* On a fault the events stay queued for the next read. */
-		if (copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev))) {
+		left = copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev));
+		/*
+		 * On a fault, the records copied whole are delivered; the rest,
+		 * the one cut by the fault included, stay queued.
+		 */
+		n -= DIV_ROUND_UP(left, sizeof(*ev));
+		if (n) {
+			twheel_consume_events(ctx, n);
+			done += n;
+		}
+		if (left) {
 			ret = -EFAULT;
 			break;
 		}
-		twheel_consume_events(ctx, n);
-		done += n;
 	}
 	mutex_unlock(&ctx->read_lock);
 	return done ? done * sizeof(*ev) : ret;

@@ -141,7 +141,10 @@ struct twheel_batch_args {
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
  * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
- * event waits; with it, EAGAIN.
+ * event waits; with it, EAGAIN. If the buffer faults part-way, read(2)
+ * returns the records copied whole before the fault (EFAULT if none):
+ * the record cut by the fault may be partly written in the buffer but is
+ * not counted, and it is returned again by the next read.
  */
 struct twheel_event {
 	__u64 id;
