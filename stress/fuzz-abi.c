@@ -550,6 +550,7 @@ static int usable(int fd, int fresh)
 	struct twheel_event ev;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t id = ids[5];
+	long long tick;
 	int ret;
 
 	if (fresh && tw_setup(fd, MS, 0, 0))
@@ -563,8 +564,17 @@ static int usable(int fd, int fresh)
 		return 1;	/* a full old wheel of huge timeouts is fine */
 	if (ret)
 		return 0;
+	/*
+	 * The storm may have set this wheel up with a tick of up to an hour:
+	 * then the id's expiry is a tick away, and being live must do.
+	 */
+	tick = fdinfo_get(fd, "tick_ns");
+	if (tick < 0)
+		return 0;
+	if ((unsigned long long)tick > 1000 * MS)
+		return tw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX) == 0;
 	for (;;) {
-		if (poll(&p, 1, 5000) != 1)
+		if (poll(&p, 1, 5000 + (int)(2 * (unsigned long long)tick / MS)) != 1)
 			return 0;
 		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
 			return 0;
