@@ -2,7 +2,7 @@
 /*
  * /dev/twheel: one timing wheel per open file.
  *
- * The device layer turns the uapi (include/uapi twheel.h) into calls of
+ * The device layer turns the uapi (uapi/linux/twheel.h) into calls of
  * the wheel core (wheel.c) and owns everything the core must not know:
  * user memory, time, the timer, waking readers, caps and accounting.
  *
@@ -49,6 +49,7 @@
 
 #include <linux/twheel.h>
 
+#include "compat.h"
 #include "dev.h"
 #include "wheel.h"
 
@@ -61,7 +62,19 @@
 
 #define TWHEEL_OPF_ALL		(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT)
 
+static unsigned int twheel_max_entries_per_wheel = 1U << 24;
+module_param_named(max_entries_per_wheel, twheel_max_entries_per_wheel, uint, 0644);
+MODULE_PARM_DESC(max_entries_per_wheel,
+		 "Largest cap a wheel may set, and the cap of a wheel that sets 0 (default 16M)");
+
+static unsigned long twheel_max_entries_total = 1UL << 26;
+module_param_named(max_entries_total, twheel_max_entries_total, ulong, 0644);
+MODULE_PARM_DESC(max_entries_total,
+		 "Cap on live ids plus undelivered events of all wheels together (default 64M)");
+
 static struct kmem_cache *twheel_entry_cache;
+/* Runs every wheel's expiry work; see twheel_dev_init(). */
+static struct workqueue_struct *twheel_wq;
 /* Live ids plus undelivered events of all wheels, against max_entries_total. */
 static atomic_long_t twheel_nr_entries = ATOMIC_LONG_INIT(0);
 
@@ -168,7 +181,7 @@ static void twheel_arm(struct twheel_ctx *ctx)
 	lockdep_assert_held(&ctx->lock);
 	if (ctx->dying || !tw_next_event(&ctx->wheel, &tick))
 		return;
-	if (ctx->armed && (s64)(tick - ctx->armed_tick) >= 0)
+	if (ctx->armed && !tw_after(ctx->armed_tick, tick))
 		return;
 	ctx->armed = true;
 	ctx->armed_tick = tick;
@@ -181,7 +194,7 @@ static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
 {
 	struct twheel_ctx *ctx = container_of(timer, struct twheel_ctx, timer);
 
-	queue_work(system_wq, &ctx->work);
+	queue_work(twheel_wq, &ctx->work);
 	return HRTIMER_NORESTART;
 }
 
@@ -200,7 +213,7 @@ static void twheel_work_fn(struct work_struct *work)
 	}
 	now = twheel_now(ctx);
 	now_tick = twheel_ns_to_tick(ctx, now);
-	if (ctx->armed && (s64)(now_tick - ctx->armed_tick) > 0)
+	if (ctx->armed && tw_after(now_tick, ctx->armed_tick))
 		ctx->ticks_caught_up += now_tick - ctx->armed_tick;
 	ctx->armed = false;
 	before = ctx->wheel.nr_expired;
@@ -217,7 +230,7 @@ static void twheel_work_fn(struct work_struct *work)
 	if (wake)
 		wake_up_interruptible_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	if (!done)
-		queue_work(system_wq, &ctx->work);
+		queue_work(twheel_wq, &ctx->work);
 }
 
 static int twheel_open(struct inode *inode, struct file *file)
@@ -294,8 +307,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->max_timeout_ns = max_timeout;
 	ctx->max_entries = args.max_entries ?: max_entries;
 	ctx->epoch = twheel_now(ctx);
-	hrtimer_init(&ctx->timer, ctx->clockid, HRTIMER_MODE_ABS);
-	ctx->timer.function = twheel_timer_fn;
+	hrtimer_setup(&ctx->timer, twheel_timer_fn, ctx->clockid, HRTIMER_MODE_ABS);
 	/* Publish the settings before the flag: lockless readers acquire it. */
 	smp_store_release(&ctx->is_setup, true);
 out:
@@ -514,7 +526,8 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 /*
  * Copy up to @max of the oldest events into @ev without taking them off
- * the list; the caller holds ctx->read_lock, so they stay first.
+ * the list: the caller holds ctx->read_lock, so they stay first until it
+ * consumes them.
  */
 static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
 				       struct twheel_event *ev, unsigned int max)
@@ -522,10 +535,10 @@ static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
 	struct tw_entry *e;
 	unsigned int n = 0;
 
+	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
-	list_for_each_entry(e, &ctx->wheel.expired, node) {
-		if (n == max)
-			break;
+	for (e = tw_peek_expired(&ctx->wheel); e && n < max;
+	     e = tw_next_expired(&ctx->wheel, e)) {
 		ev[n].id = e->id;
 		ev[n].deadline_ns = twheel_tick_to_ns(ctx, e->expires);
 		ev[n].expired_ns = e->stamp;
@@ -535,8 +548,10 @@ static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
 	return n;
 }
 
+/* Free the @n oldest events, which the caller peeked and delivered. */
 static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
 {
+	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
 	while (n--)
 		twheel_free_entry(tw_pop_expired(&ctx->wheel));
@@ -647,21 +662,47 @@ static const struct file_operations twheel_fops = {
 #endif
 };
 
-struct miscdevice twheel_misc = {
+static struct miscdevice twheel_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "twheel",
 	.fops	= &twheel_fops,
 	.mode	= 0666,
 };
 
+/*
+ * The expiry work of every wheel runs here. Unbound: a wheel's work may
+ * run on any CPU, so a busy CPU where its timer fired does not delay it.
+ * Its workers are ordinary kernel threads at nice 0, so a mass expiry
+ * competes fairly with user tasks; the work yields between chunks.
+ */
 int twheel_dev_init(void)
 {
+	int ret;
+
 	twheel_entry_cache = kmem_cache_create("twheel_entry", sizeof(struct tw_entry),
 					       0, SLAB_ACCOUNT, NULL);
-	return twheel_entry_cache ? 0 : -ENOMEM;
+	if (!twheel_entry_cache)
+		return -ENOMEM;
+	twheel_wq = alloc_workqueue("twheel", WQ_UNBOUND, 0);
+	if (!twheel_wq) {
+		ret = -ENOMEM;
+		goto err_cache;
+	}
+	ret = misc_register(&twheel_misc);
+	if (ret)
+		goto err_wq;
+	return 0;
+
+err_wq:
+	destroy_workqueue(twheel_wq);
+err_cache:
+	kmem_cache_destroy(twheel_entry_cache);
+	return ret;
 }
 
 void twheel_dev_exit(void)
 {
+	misc_deregister(&twheel_misc);
+	destroy_workqueue(twheel_wq);
 	kmem_cache_destroy(twheel_entry_cache);
 }

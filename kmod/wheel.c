@@ -84,11 +84,6 @@
 #define TW_INDEX_MOVE_ENTRIES	8	/* per operation while resizing... */
 #define TW_INDEX_MOVE_BUCKETS	64	/* ...or this many buckets looked at */
 
-static inline bool tw_after(u64 a, u64 b)
-{
-	return (s64)(a - b) > 0;
-}
-
 static inline unsigned int tw_digit(u64 tick, unsigned int lvl)
 {
 	return (tick >> TW_SHIFT(lvl)) & TW_LVL_MASK;
@@ -490,6 +485,11 @@ bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp)
 struct tw_entry *tw_peek_expired(struct tw_wheel *w)
 {
 	return list_first_entry_or_null(&w->expired, struct tw_entry, node);
+}
+
+struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e)
+{
+	return list_is_last(&e->node, &w->expired) ? NULL : list_next_entry(e, node);
 }
 
 struct tw_entry *tw_pop_expired(struct tw_wheel *w)

@@ -98,6 +98,12 @@ struct tw_wheel {
 	struct tw_index index;
 };
 
+/* Tick @a comes after tick @b, in wrapping order. */
+static inline bool tw_after(u64 a, u64 b)
+{
+	return (s64)(a - b) > 0;
+}
+
 /* Prepare an empty wheel whose clock reads @clk (any value: it wraps). */
 void tw_init(struct tw_wheel *w, u64 clk);
 
@@ -159,5 +165,8 @@ struct tw_entry *tw_pop_expired(struct tw_wheel *w);
 
 /* The oldest expired entry without taking it, or NULL. */
 struct tw_entry *tw_peek_expired(struct tw_wheel *w);
+
+/* The expired entry after @e, in the order tw_pop_expired() takes them, or NULL. */
+struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e);
 
 #endif /* TWHEEL_WHEEL_H */

@@ -95,6 +95,10 @@ static inline void list_del_init(struct list_head *e)
 	e->prev->next = e->next;
 	INIT_LIST_HEAD(e);
 }
+static inline bool list_is_last(const struct list_head *e, const struct list_head *h)
+{
+	return e->next == h;
+}
 static inline bool list_empty(const struct list_head *h)
 {
 	return h->next == h;
