@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>	/* clockid_t, also under -std=c11 */
 #include <time.h>
 #include <linux/twheel.h>
 
