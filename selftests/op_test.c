@@ -8,7 +8,7 @@
  */
 #include <sys/mman.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(3 * NSEC_PER_MSEC)

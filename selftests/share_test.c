@@ -7,14 +7,13 @@
  * epoll_wait neither hangs nor crashes; an open wheel pins the module.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -174,45 +173,6 @@ TEST_F(wheel, expiry_is_read_once_across_processes)
 	free(ops);
 }
 
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'w';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
 TEST(scm_rights_wheel_outlives_its_creator)
 {
 	struct twheel_event ev;
@@ -285,7 +245,6 @@ struct blocked {
 	int ret;
 	int err;
 	struct twheel_event ev;
-	atomic_int done;
 };
 
 static void *blocked_read(void *arg)
@@ -294,7 +253,6 @@ static void *blocked_read(void *arg)
 
 	b->ret = read(b->fd, &b->ev, sizeof(b->ev));
 	b->err = errno;
-	atomic_store(&b->done, 1);
 	return NULL;
 }
 
@@ -305,34 +263,7 @@ static void *blocked_epoll(void *arg)
 
 	b->ret = epoll_wait(b->ep, &e, 1, 3000);
 	b->err = errno;
-	atomic_store(&b->done, 1);
 	return NULL;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-}
-
-/* Join @t within @ns; else kick it out of its syscall and say so. */
-static bool join_within(pthread_t t, struct blocked *b, uint64_t ns)
-{
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	uint64_t until = mono_ns() + ns;
-
-	while (!atomic_load(&b->done) && mono_ns() < until)
-		sleep_ns(5 * NSEC_PER_MSEC);
-	if (atomic_load(&b->done)) {
-		pthread_join(t, NULL);
-		return true;
-	}
-	sigaction(SIGUSR1, &sa, NULL);
-	while (!atomic_load(&b->done)) {
-		pthread_kill(t, SIGUSR1);
-		sleep_ns(10 * NSEC_PER_MSEC);
-	}
-	pthread_join(t, NULL);
-	return false;
 }
 
 TEST_F(wheel, close_while_other_thread_reads)
@@ -346,7 +277,7 @@ TEST_F(wheel, close_while_other_thread_reads)
 	close(self->fd);
 	self->fd = -1;
 	/* The reader holds its own reference: the expiry still reaches it. */
-	ASSERT_TRUE(join_within(t, &b, 150 * NSEC_PER_MSEC + 3 * NSEC_PER_SEC))
+	ASSERT_TRUE(join_within(t, 150 * NSEC_PER_MSEC + 3 * NSEC_PER_SEC))
 		TH_LOG("read still blocked after close and expiry");
 	EXPECT_EQ(sizeof(b.ev), b.ret) TH_LOG("read: %s", strerror(b.err));
 	EXPECT_EQ(4, b.ev.id);
@@ -371,7 +302,7 @@ TEST_F(wheel, close_while_other_thread_waits_in_epoll)
 	 */
 	close(self->fd);
 	self->fd = -1;
-	ASSERT_TRUE(join_within(t, &b, 6 * NSEC_PER_SEC))
+	ASSERT_TRUE(join_within(t, 6 * NSEC_PER_SEC))
 		TH_LOG("epoll_wait still blocked after its timeout");
 	EXPECT_LE(0, b.ret) TH_LOG("epoll_wait: %s", strerror(b.err));
 	EXPECT_GE(1, b.ret);
