@@ -25,7 +25,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define KO_PATH		"/twheel.ko"
 #define BIG_BATCH	(64 * 1024)
@@ -37,28 +38,11 @@ static void on_signal(int sig)
 
 static int wheel(void)
 {
-	int fd = tw_open(O_CLOEXEC, MS, 100 * MS, 0);
+	int fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, 100 * NSEC_PER_MSEC, 0);
 
-	if (fd < 0) {
-		fprintf(stderr, "open %s: %s\n", TWHEEL_DEVICE, strerror(-fd));
-		exit(1);
-	}
+	if (fd < 0)
+		ksft_exit_fail_msg("open %s: %s\n", TWHEEL_DEVICE, strerror(-fd));
 	return fd;
-}
-
-/* Join @th within @ms; 0 if it did not end. */
-static int join_within(pthread_t th, void **res, unsigned int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return pthread_timedjoin_np(th, res, &ts) == 0;
 }
 
 /* ---- module unload ---- */
@@ -75,7 +59,7 @@ static int wait_for_device(int present)
 	for (i = 0; i < 300; i++) {
 		if ((access(TWHEEL_DEVICE, F_OK) == 0) == present)
 			return 1;
-		sleep_ns(10 * MS);
+		sleep_ns(10 * NSEC_PER_MSEC);
 	}
 	return 0;
 }
@@ -86,32 +70,35 @@ static void test_rmmod(void)
 
 	ko = open(KO_PATH, O_RDONLY | O_CLOEXEC);
 	if (ko < 0 || access("/sys/module/twheel", F_OK)) {
-		tap_skip("rmmod refused while a wheel is open", "no " KO_PATH " to load back");
-		tap_skip("rmmod works after the last close", "no " KO_PATH);
-		tap_skip("module loads back and works", "no " KO_PATH);
+		ksft_test_result_skip("rmmod refused while a wheel is open: no " KO_PATH " to load back\n");
+		ksft_test_result_skip("rmmod works after the last close: no " KO_PATH "\n");
+		ksft_test_result_skip("module loads back and works: no " KO_PATH "\n");
 		if (ko >= 0)
 			close(ko);
 		return;
 	}
 	fd = wheel();
-	tw_op1(fd, TWHEEL_OP_ADD, 1, 3600000 * MS);
+	twheel_add(fd, 1, 3600 * NSEC_PER_SEC);
 	ret = delete_module("twheel", O_NONBLOCK);
-	tap_result(ret == -EWOULDBLOCK || ret == -EBUSY, "rmmod refused while a wheel is open (%s)",
-		   ret ? strerror(-ret) : "it unloaded!");
+	ksft_test_result(ret == -EWOULDBLOCK || ret == -EBUSY,
+			 "rmmod refused while a wheel is open (%s)\n",
+			 ret ? strerror(-ret) : "it unloaded!");
 	if (!ret) {
 		/* Unloaded under an open fd: do not touch it again. */
-		tap_result(0, "rmmod works after the last close (module already gone)");
+		ksft_test_result_fail("rmmod works after the last close (module already gone)\n");
 	} else {
 		close(fd);
 		ret = delete_module("twheel", O_NONBLOCK);
-		tap_result(!ret && wait_for_device(0), "rmmod works after the last close (%s)",
-			   ret ? strerror(-ret) : "ok");
+		ksft_test_result(!ret && wait_for_device(0),
+				 "rmmod works after the last close (%s)\n",
+				 ret ? strerror(-ret) : "ok");
 	}
 	ret = syscall(SYS_finit_module, ko, "", 0) ? -errno : 0;
 	close(ko);
-	fd = ret == 0 && wait_for_device(1) ? tw_open(O_CLOEXEC, MS, MS, 0) : -1;
-	tap_result(fd >= 0 && tw_op1(fd, TWHEEL_OP_ADD, 7, UINT64_MAX) == 0,
-		   "module loads back and works (finit_module: %s)", ret ? strerror(-ret) : "ok");
+	fd = ret == 0 && wait_for_device(1) ? wheel_new(O_CLOEXEC, NSEC_PER_MSEC, NSEC_PER_MSEC,
+							0) : -1;
+	ksft_test_result(fd >= 0 && twheel_add(fd, 7, TWHEEL_TIMEOUT_DEFAULT) == 0,
+			 "module loads back and works (finit_module: %s)\n", ret ? strerror(-ret) : "ok");
 	if (fd >= 0)
 		close(fd);
 }
@@ -150,7 +137,7 @@ static void *blocked_main(void *arg)
 static void start_blocked(struct blocked *b, pthread_t *th)
 {
 	pthread_create(th, NULL, blocked_main, b);
-	sleep_ns(50 * MS);	/* let it block */
+	sleep_ns(50 * NSEC_PER_MSEC);	/* let it block */
 }
 
 static void test_close_races(void)
@@ -163,12 +150,12 @@ static void test_close_races(void)
 	/* read: the file lives on while read sleeps; the event still comes. */
 	memset(&b, 0, sizeof(b));
 	b.fd = wheel();
-	tw_op1(b.fd, TWHEEL_OP_ADD, 11, 200 * MS);
+	twheel_add(b.fd, 11, 200 * NSEC_PER_MSEC);
 	start_blocked(&b, &th);
 	close(b.fd);
-	ended = join_within(th, NULL, 5000);
-	tap_result(ended && b.ret == sizeof(b.ev) && b.ev.id == 11,
-		   "close racing a blocked read: the read still gets its event");
+	ended = join_within(th, 5 * NSEC_PER_SEC);
+	ksft_test_result(ended && b.ret == sizeof(b.ev) && b.ev.id == 11,
+			 "close racing a blocked read: the read still gets its event\n");
 	if (!ended)
 		return;
 
@@ -176,12 +163,12 @@ static void test_close_races(void)
 	memset(&b, 0, sizeof(b));
 	b.mode = 1;
 	b.fd = wheel();
-	tw_op1(b.fd, TWHEEL_OP_ADD, 12, 200 * MS);
+	twheel_add(b.fd, 12, 200 * NSEC_PER_MSEC);
 	start_blocked(&b, &th);
 	close(b.fd);
-	ended = join_within(th, NULL, 5000);
-	tap_result(ended && b.ret == 1 && (b.revents == POLLNVAL || b.revents & POLLIN),
-		   "close racing a blocked poll: poll returns (revents %#x)", b.revents);
+	ended = join_within(th, 5 * NSEC_PER_SEC);
+	ksft_test_result(ended && b.ret == 1 && (b.revents == POLLNVAL || b.revents & POLLIN),
+			 "close racing a blocked poll: poll returns (revents %#x)\n", b.revents);
 	if (!ended)
 		return;
 
@@ -191,12 +178,13 @@ static void test_close_races(void)
 	b.fd = wheel();
 	b.epfd = epoll_create1(EPOLL_CLOEXEC);
 	epoll_ctl(b.epfd, EPOLL_CTL_ADD, b.fd, &ee);
-	tw_op1(b.fd, TWHEEL_OP_ADD, 13, 300 * MS);
+	twheel_add(b.fd, 13, 300 * NSEC_PER_MSEC);
 	start_blocked(&b, &th);
 	close(b.fd);
-	ended = join_within(th, NULL, 5000);
-	tap_result(ended && b.ret == 0, "close of the last reference under epoll_wait: the wheel goes quietly (ret %ld)",
-		   b.ret);
+	ended = join_within(th, 5 * NSEC_PER_SEC);
+	ksft_test_result(ended && b.ret == 0,
+			 "close of the last reference under epoll_wait: the wheel goes quietly (ret %ld)\n",
+			 b.ret);
 	close(b.epfd);
 	if (!ended)
 		return;
@@ -208,12 +196,12 @@ static void test_close_races(void)
 	fd2 = dup(b.fd);
 	b.epfd = epoll_create1(EPOLL_CLOEXEC);
 	epoll_ctl(b.epfd, EPOLL_CTL_ADD, b.fd, &ee);
-	tw_op1(b.fd, TWHEEL_OP_ADD, 14, 200 * MS);
+	twheel_add(b.fd, 14, 200 * NSEC_PER_MSEC);
 	start_blocked(&b, &th);
 	close(b.fd);
-	ended = join_within(th, NULL, 5000);
-	tap_result(ended && b.ret == 1 && (b.revents & EPOLLIN),
-		   "close of one fd under epoll_wait while a dup lives: the event wakes it");
+	ended = join_within(th, 5 * NSEC_PER_SEC);
+	ksft_test_result(ended && b.ret == 1 && (b.revents & EPOLLIN),
+			 "close of one fd under epoll_wait while a dup lives: the event wakes it\n");
 	close(fd2);
 	close(b.epfd);
 
@@ -222,8 +210,9 @@ static void test_close_races(void)
 	b.fd = wheel();
 	start_blocked(&b, &th);
 	pthread_kill(th, SIGUSR1);
-	ended = join_within(th, NULL, 5000);
-	tap_result(ended && b.ret == -1 && b.err == EINTR, "a signal ends a blocked read with EINTR");
+	ended = join_within(th, 5 * NSEC_PER_SEC);
+	ksft_test_result(ended && b.ret == -1 && b.err == EINTR,
+			 "a signal ends a blocked read with EINTR\n");
 	close(b.fd);
 }
 
@@ -239,7 +228,7 @@ static void *batch_main(void *arg)
 {
 	struct batcher *bt = arg;
 
-	bt->ret = tw_batch(bt->fd, bt->ops, BIG_BATCH);
+	bt->ret = twheel_batch(bt->fd, bt->ops, BIG_BATCH);
 	return NULL;
 }
 
@@ -249,7 +238,8 @@ static struct twheel_op *big_ops(uint64_t base)
 	uint32_t i;
 
 	for (i = 0; i < BIG_BATCH; i++) {
-		tw_op_init(&ops[i], TWHEEL_OP_ADD, base + i, TWHEEL_OPF_TIMEOUT, (i % 50) * MS);
+		op_init(&ops[i], TWHEEL_OP_ADD, base + i, TWHEEL_OPF_TIMEOUT,
+			(i % 50) * NSEC_PER_MSEC);
 		ops[i].result = 0x5a5a5a5a;	/* must stay unless applied */
 	}
 	return ops;
@@ -266,11 +256,12 @@ static void test_batches(void)
 	bt.fd = wheel();
 	bt.ops = big_ops(1000000);
 	pthread_create(&th, NULL, batch_main, &bt);
-	sleep_ns(20 * MS);
+	sleep_ns(20 * NSEC_PER_MSEC);
 	close(bt.fd);
-	ended = join_within(th, NULL, 300000);
-	tap_result(ended && bt.ret == BIG_BATCH, "close racing a %d-op batch: the batch completes (%s, ret %ld)",
-		   BIG_BATCH, ended ? "ended" : "still running after 300 s", bt.ret);
+	ended = join_within(th, 300 * NSEC_PER_SEC);
+	ksft_test_result(ended && bt.ret == BIG_BATCH,
+			 "close racing a %d-op batch: the batch completes (%s, ret %ld)\n",
+			 BIG_BATCH, ended ? "ended" : "still running after 300 s", bt.ret);
 	if (!ended)
 		return;
 
@@ -279,15 +270,15 @@ static void test_batches(void)
 	for (i = 0; i < BIG_BATCH; i++)
 		bt.ops[i].result = 0x5a5a5a5a;
 	pthread_create(&th, NULL, batch_main, &bt);
-	sleep_ns(20 * MS);
+	sleep_ns(20 * NSEC_PER_MSEC);
 	pthread_kill(th, SIGUSR1);
-	ended = join_within(th, NULL, 300000);
+	ended = join_within(th, 300 * NSEC_PER_SEC);
 	for (i = 0; ended && bt.ret > 0 && i < BIG_BATCH; i++)
 		if ((i < bt.ret) != (bt.ops[i].result != 0x5a5a5a5a))
 			bad++;
-	diag("signalled batch applied %ld of %d ops", bt.ret, BIG_BATCH);
-	tap_result(ended && bt.ret > 0 && bt.ret <= BIG_BATCH && !bad,
-		   "a signal stops a batch between chunks, ops past the count untouched");
+	ksft_print_msg("signalled batch applied %ld of %d ops\n", bt.ret, BIG_BATCH);
+	ksft_test_result(ended && bt.ret > 0 && bt.ret <= BIG_BATCH && !bad,
+			 "a signal stops a batch between chunks, ops past the count untouched\n");
 	close(bt.fd);
 	free(bt.ops);
 
@@ -297,49 +288,16 @@ static void test_batches(void)
 		struct twheel_op ops[256];
 
 		for (j = 0; j < 256; j++)
-			tw_op_init(&ops[j], TWHEEL_OP_ADD, j, TWHEEL_OPF_TIMEOUT, (j % 3) * MS);
-		tw_batch(fd, ops, 256);
-		sleep_ns((i % 4) * MS);
+			op_init(&ops[j], TWHEEL_OP_ADD, j, TWHEEL_OPF_TIMEOUT,
+				(j % 3) * NSEC_PER_MSEC);
+		twheel_batch(fd, ops, 256);
+		sleep_ns((i % 4) * NSEC_PER_MSEC);
 		close(fd);
 	}
-	tap_result(1, "close with the timer armed and the work pending, 20 times");
+	ksft_test_result(1, "close with the timer armed and the work pending, 20 times\n");
 }
 
 /* ---- sharing ---- */
-
-static int send_fd(int sock, int fd)
-{
-	char c = 'w';
-	struct iovec iov = { &c, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char c;
-	struct iovec iov = { &c, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm;
-	int fd = -1;
-
-	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&m);
-	if (cm && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
 
 static void test_scm_rights(void)
 {
@@ -353,7 +311,7 @@ static void test_scm_rights(void)
 	if (pid == 0) {
 		int w = wheel();
 
-		_exit(tw_op1(w, TWHEEL_OP_ADD, 42, 300 * MS) || send_fd(sv[1], w));
+		_exit(twheel_add(w, 42, 300 * NSEC_PER_MSEC) || send_fd(sv[1], w));
 	}
 	fd = recv_fd(sv[0]);
 	waitpid(pid, &status, 0);
@@ -366,7 +324,7 @@ static void test_scm_rights(void)
 		     read(fd, &ev, sizeof(ev)) == sizeof(ev) && ev.id == 42;
 		close(fd);
 	}
-	tap_result(ok, "a wheel passed by SCM_RIGHTS outlives its creator and delivers");
+	ksft_test_result(ok, "a wheel passed by SCM_RIGHTS outlives its creator and delivers\n");
 }
 
 #define FORK_IDS 2000
@@ -379,7 +337,7 @@ static int drain_ids(int fd, uint8_t *seen, int quiet_ms, uint64_t until)
 	int dups = 0;
 	ssize_t n, i;
 
-	while (now_ns() < until || poll(&p, 1, quiet_ms) == 1) {
+	while (mono_ns() < until || poll(&p, 1, quiet_ms) == 1) {
 		if (poll(&p, 1, 10) != 1)
 			continue;
 		n = read(fd, ev, sizeof(ev));
@@ -402,18 +360,18 @@ static void test_fork(void)
 		exit(1);
 	/* Shared by both sides: a read never sleeps on events the other took. */
 	fcntl(fd, F_SETFL, O_NONBLOCK);
-	until = now_ns() + 400 * MS;
+	until = mono_ns() + 400 * NSEC_PER_MSEC;
 	pid = fork();
 	if (pid == 0) {
 		for (i = FORK_IDS / 2; i < FORK_IDS; i++)
-			ok_add &= !tw_op1(fd, TWHEEL_OP_ADD, i, (i % 200) * MS);
+			ok_add &= !twheel_add(fd, i, (i % 200) * NSEC_PER_MSEC);
 		dups = drain_ids(fd, seen, 500, until);
 		if (write(pfd[1], seen, FORK_IDS) != FORK_IDS)
 			_exit(3);
 		_exit(dups ? 1 : ok_add ? 0 : 2);
 	}
 	for (i = 0; i < FORK_IDS / 2; i++)
-		ok_add &= !tw_op1(fd, TWHEEL_OP_ADD, i, (i % 200) * MS);
+		ok_add &= !twheel_add(fd, i, (i % 200) * NSEC_PER_MSEC);
 	dups = drain_ids(fd, seen, 500, until);
 	if (read(pfd[0], theirs, FORK_IDS) != FORK_IDS)
 		lost = -1;
@@ -428,10 +386,10 @@ static void test_fork(void)
 		n_mine += seen[i];
 		n_theirs += theirs[i];
 	}
-	diag("fork: parent read %d events, child read %d", n_mine, n_theirs);
-	tap_result(ok_add && !dups && !lost && WIFEXITED(status) && !WEXITSTATUS(status),
-		   "fork, both sides add and read: each of %d events read exactly once (lost %d, dup %d)",
-		   FORK_IDS, lost, dups);
+	ksft_print_msg("fork: parent read %d events, child read %d\n", n_mine, n_theirs);
+	ksft_test_result(ok_add && !dups && !lost && WIFEXITED(status) && !WEXITSTATUS(status),
+			 "fork, both sides add and read: each of %d events read exactly once (lost %d, dup %d)\n",
+			 FORK_IDS, lost, dups);
 	close(pfd[0]);
 	close(pfd[1]);
 	close(fd);
@@ -451,7 +409,7 @@ static int exec_check(int fd, int expect_open)
 		return fcntl(fd, F_GETFD) == -1 && errno == EBADF ? 0 : 1;
 	/* A live set-up wheel: QUERY of an unknown id is ENOENT. */
 	return strcmp(target, TWHEEL_DEVICE) == 0 &&
-	       tw_op1(fd, TWHEEL_OP_QUERY, 999, UINT64_MAX) == -ENOENT ? 0 : 1;
+	       twheel_query(fd, 999, NULL, NULL) == -ENOENT ? 0 : 1;
 }
 
 static int run_exec(int fd, int expect_open)
@@ -473,11 +431,12 @@ static int run_exec(int fd, int expect_open)
 
 static void test_cloexec(void)
 {
-	int fd = tw_open(O_CLOEXEC, MS, MS, 0);
-	int plain = tw_open(0, MS, MS, 0);
+	int fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, NSEC_PER_MSEC, 0);
+	int plain = wheel_new(0, NSEC_PER_MSEC, NSEC_PER_MSEC, 0);
 
-	tap_result(fd >= 0 && run_exec(fd, 0), "an O_CLOEXEC wheel is gone after exec");
-	tap_result(plain >= 0 && run_exec(plain, 1), "a wheel without O_CLOEXEC works after exec");
+	ksft_test_result(fd >= 0 && run_exec(fd, 0), "an O_CLOEXEC wheel is gone after exec\n");
+	ksft_test_result(plain >= 0 && run_exec(plain, 1),
+			 "a wheel without O_CLOEXEC works after exec\n");
 	close(fd);
 	close(plain);
 }
@@ -489,9 +448,10 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "--exec-check"))
 		return exec_check(atoi(argv[2]), atoi(argv[3]));
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
+	ksft_print_header();
 	if (access(TWHEEL_DEVICE, F_OK))
-		tap_skip_all("no " TWHEEL_DEVICE);
-	tap_plan(15);
+		ksft_exit_skip("no " TWHEEL_DEVICE "\n");
+	ksft_set_plan(15);
 	test_rmmod();
 	test_close_races();
 	test_batches();
@@ -499,7 +459,7 @@ int main(int argc, char **argv)
 	test_fork();
 	test_cloexec();
 	/* A test that hung returned early: its followers count as failed. */
-	while (tap_num < 15)
-		tap_result(0, "not run: an earlier test hung");
-	return tap_exit_code();
+	while (ksft_test_num() < 15)
+		ksft_test_result_fail("not run: an earlier test hung\n");
+	ksft_finished();
 }
