@@ -71,7 +71,7 @@ enum twheel_op_code {
 	TWHEEL_OP_ADD		= 1,	/* new id; EEXIST if live */
 	TWHEEL_OP_REFRESH	= 2,	/* re-arm a live id; ENOENT if none */
 	TWHEEL_OP_CANCEL	= 3,	/* remove a live id; ENOENT if none */
-	TWHEEL_OP_QUERY		= 4,	/* read a live id's deadline; ENOENT */
+	TWHEEL_OP_QUERY		= 4,	/* a live id's deadline; ENOENT if none */
 };
 
 /* struct twheel_op.flags */
@@ -92,13 +92,16 @@ enum twheel_op_code {
  * @op:		enum twheel_op_code.
  * @flags:	TWHEEL_OPF_*; TIMEOUT for ADD and REFRESH only,
  *		ADD_IF_ABSENT for REFRESH only.
- * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC, ENOMEM,
- *		EINVAL (bad op, flags, pad or timeout).
+ * @result:	out: 0 or a negative errno: EEXIST (ADD of a live id),
+ *		ENOENT (REFRESH without ADD_IF_ABSENT, CANCEL or QUERY of an
+ *		id that is not live), ENOSPC, ENOMEM, EINVAL (bad op, flags,
+ *		pad or timeout). ADD never answers ENOENT.
  * @pad:	must be 0.
  *
  * Once the tick that passes an id's deadline has been processed the id
- * is no longer live: REFRESH and CANCEL answer ENOENT and its event will
- * be read exactly once; ADD starts a new entry.
+ * is no longer live: REFRESH without ADD_IF_ABSENT, CANCEL and QUERY
+ * answer ENOENT, and its event will be read exactly once; ADD (or
+ * REFRESH with ADD_IF_ABSENT) starts a new entry.
  */
 struct twheel_op {
 	__u64 id;
