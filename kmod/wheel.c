@@ -53,22 +53,30 @@
  * wheel's expired list, where the entry's own memory waits for the
  * reader: nothing is allocated at expiry and nothing can be lost.
  *
- * The id index is a chained hash table (hash_64 of the id), grown at a
- * load of 2 and shrunk below 1/8, incrementally: while a resize is under
- * way each index operation moves a few buckets from the old table, so no
- * single call rehashes millions of entries.
+ * The id index is a chained hash table, grown at a load of 2 and shrunk
+ * below 1/8, incrementally: while a resize is under way each index
+ * operation moves a few buckets from the old table, so no single call
+ * rehashes millions of entries. Ids are chosen by users, so the bucket
+ * is a keyed hash (SipHash-2-4 under the wheel's secret key) rather than
+ * a public one: with hash_64(), a multiplication that can be inverted,
+ * a user could put every id in one bucket and make each operation, and
+ * each expiry under the wheel's lock, walk a chain of all of them. The
+ * core allocates nothing: it asks its caller for tables and the caller
+ * hands them over (tw_index_wanted()), so tables are charged to whoever
+ * makes the call and never allocated from the expiry work.
  *
  * Costs, n live entries:
  *
- *	add, rearm, remove, lookup	O(1) (hash chain ~1, list ops, one bit)
+ *	add, rearm, remove, lookup	O(1) (hash chain ~1 whatever the ids,
+ *					list ops, one bit)
  *	next event			O(TW_LEVELS)
  *	advance to T			O(entries expired + entries cascaded)
  *	memory				40 bytes an entry + 4 to 8 bytes of index
  */
 #ifdef __KERNEL__
 #include <linux/bitops.h>
-#include <linux/hash.h>
 #include <linux/minmax.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #endif
 
@@ -111,16 +119,57 @@ static inline u64 tw_slot_tick(u64 clk, unsigned int lvl, unsigned int slot)
 
 /* ---- id index ---------------------------------------------------------- */
 
-static inline struct tw_entry **tw_bucket(struct tw_entry **tab, unsigned int bits,
-					  u64 id)
+static inline u32 tw_hash(const struct tw_index *ix, u64 id, unsigned int bits)
 {
-	return &tab[hash_64(id, bits)];
+	return siphash_1u64(id, &ix->key) >> (64 - bits);
 }
 
-static struct tw_entry **tw_index_alloc(unsigned int bits)
+static inline struct tw_entry **tw_bucket(const struct tw_index *ix, struct tw_entry **tab,
+					  unsigned int bits, u64 id)
+{
+	return &tab[tw_hash(ix, id, bits)];
+}
+
+struct tw_entry **tw_index_alloc(unsigned int bits)
 {
 	return kvcalloc(1UL << bits, sizeof(struct tw_entry *),
 			GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+}
+
+void tw_index_free(struct tw_entry **table)
+{
+	kvfree(table);
+}
+
+unsigned int tw_index_wanted(const struct tw_wheel *w)
+{
+	const struct tw_index *ix = &w->index;
+	u64 n = w->nr_live;
+
+	if (!ix->cur)
+		return TW_INDEX_MIN_BITS;
+	if (ix->old)
+		return 0;	/* one resize at a time; this one ends soon */
+	if (n >= ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits))
+		return ix->cur_bits + 1;
+	if (ix->cur_bits > TW_INDEX_MIN_BITS &&
+	    n < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV)
+		return max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
+	return 0;
+}
+
+bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits)
+{
+	struct tw_index *ix = &w->index;
+
+	if (!table || !bits || tw_index_wanted(w) != bits)
+		return false;
+	ix->old = ix->cur;
+	ix->old_bits = ix->cur_bits;
+	ix->move = 0;
+	ix->cur = table;
+	ix->cur_bits = bits;
+	return true;
 }
 
 /* Move a few buckets of a resize under way from the old table. */
@@ -137,7 +186,7 @@ static void tw_index_step(struct tw_index *ix)
 
 		while (e) {
 			struct tw_entry *next = e->hnext;
-			struct tw_entry **b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+			struct tw_entry **b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
 
 			e->hnext = *b;
 			*b = e;
@@ -155,31 +204,13 @@ static void tw_index_step(struct tw_index *ix)
 	}
 }
 
-/* Start moving to a table of 2^@bits buckets; false if out of memory. */
-static bool tw_index_resize(struct tw_index *ix, unsigned int bits)
-{
-	struct tw_entry **tab;
-
-	if (ix->old)
-		return true;	/* one resize at a time; this one will end soon */
-	tab = tw_index_alloc(bits);
-	if (!tab)
-		return false;
-	ix->old = ix->cur;
-	ix->old_bits = ix->cur_bits;
-	ix->move = 0;
-	ix->cur = tab;
-	ix->cur_bits = bits;
-	return true;
-}
-
-/* Where the pointer to @id's entry is, or where it would go if absent. */
+/* Where the pointer to @id's entry is, or NULL if absent. */
 static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 {
 	struct tw_entry **p;
 
 	if (ix->old) {
-		u32 b = hash_64(id, ix->old_bits);
+		u32 b = tw_hash(ix, id, ix->old_bits);
 
 		if (b >= ix->move) {
 			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
@@ -189,7 +220,7 @@ static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 	}
 	if (!ix->cur)
 		return NULL;
-	for (p = tw_bucket(ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
+	for (p = tw_bucket(ix, ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
 		if ((*p)->id == id)
 			return p;
 	return NULL;
@@ -199,20 +230,11 @@ static int tw_index_insert(struct tw_wheel *w, struct tw_entry *e)
 {
 	struct tw_index *ix = &w->index;
 	struct tw_entry **b;
-	u64 n = w->nr_live + 1;
 
-	if (!ix->cur) {
-		ix->cur = tw_index_alloc(TW_INDEX_MIN_BITS);
-		if (!ix->cur)
-			return -ENOMEM;
-		ix->cur_bits = TW_INDEX_MIN_BITS;
-	} else if (n > ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits)) {
-		if (!tw_index_resize(ix, ix->cur_bits + 1) &&
-		    n > ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
-			return -ENOMEM;
-	}
+	if (!ix->cur || w->nr_live >= ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
+		return -ENOMEM;
 	tw_index_step(ix);
-	b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+	b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
 	e->hnext = *b;
 	*b = e;
 	return 0;
@@ -226,25 +248,6 @@ static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
 	if (WARN_ON_ONCE(!p || *p != e))
 		return;
 	*p = e->hnext;
-
-	/* Called before nr_live drops: the wheel empties when it reaches 1. */
-	if (w->nr_live == 1) {
-		kvfree(ix->old);
-		kvfree(ix->cur);
-		ix->old = NULL;
-		ix->cur = NULL;
-		ix->old_bits = 0;
-		ix->cur_bits = 0;
-		ix->move = 0;
-		return;
-	}
-	if (!ix->old && ix->cur_bits > TW_INDEX_MIN_BITS &&
-	    w->nr_live - 1 < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV) {
-		unsigned int bits = fls64(w->nr_live - 1) + 1;
-
-		/* Failing to shrink is harmless: try again on the next delete. */
-		tw_index_resize(ix, max_t(unsigned int, bits, TW_INDEX_MIN_BITS));
-	}
 	tw_index_step(ix);
 }
 
@@ -280,7 +283,7 @@ static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
 	return expires;
 }
 
-void tw_init(struct tw_wheel *w, u64 clk)
+void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key)
 {
 	unsigned int l, s;
 
@@ -303,6 +306,7 @@ void tw_init(struct tw_wheel *w, u64 clk)
 	w->index.cur_bits = 0;
 	w->index.old_bits = 0;
 	w->index.move = 0;
+	w->index.key = *key;
 }
 
 void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
@@ -325,7 +329,7 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	}
 	kvfree(w->index.old);
 	kvfree(w->index.cur);
-	tw_init(w, w->clk);
+	tw_init(w, w->clk, &w->index.key);
 }
 
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id)
