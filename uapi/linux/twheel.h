@@ -51,7 +51,9 @@
  * @max_entries:	cap on live ids plus undelivered events; operations
  *			that would exceed it fail with ENOSPC. 0 selects the
  *			module parameter max_entries_per_wheel, which is also
- *			the upper bound.
+ *			the upper bound. The entries of all wheels one user
+ *			opened are also capped together (module parameter
+ *			max_user_entries), and those of all wheels.
  * @flags:		must be 0.
  * @pad:		must be 0.
  *
@@ -92,8 +94,10 @@ enum twheel_op_code {
  * @op:		enum twheel_op_code.
  * @flags:	TWHEEL_OPF_*; TIMEOUT for ADD and REFRESH only,
  *		ADD_IF_ABSENT for REFRESH only.
- * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC, ENOMEM,
- *		EINVAL (bad op, flags, pad or timeout).
+ * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC (the
+ *		wheel's cap, its user's limit over all of the user's wheels,
+ *		or the module's, was reached), ENOMEM, EINVAL (bad op,
+ *		flags, pad or timeout).
  * @pad:	must be 0.
  *
  * Once the tick that passes an id's deadline has been processed the id
@@ -123,7 +127,11 @@ struct twheel_op {
  * written back. It stops early only when the array cannot be read or
  * written (EFAULT) or a signal is pending; then it returns the count done
  * so far, or the error if that count is 0. Nothing past the count was
- * applied.
+ * applied: each chunk is written back unchanged before it is applied, so
+ * an array that can be read but not written fails before any operation
+ * of it is applied. (Only another thread's munmap or mprotect of the
+ * array during the call can leave results of counted operations
+ * unwritten.)
  */
 struct twheel_batch_args {
 	__u64 ops;
@@ -141,7 +149,9 @@ struct twheel_batch_args {
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
  * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
- * event waits; with it, EAGAIN. If the buffer faults part-way, read(2)
+ * event waits; with it, EAGAIN. A signal that arrives while a large
+ * read is copying ends it with the records read so far. If the buffer
+ * faults part-way, read(2)
  * returns the records copied whole before the fault (EFAULT if none):
  * the record cut by the fault may be partly written in the buffer but is
  * not counted, and it is returned again by the next read.
