@@ -33,9 +33,6 @@
 
 #include "account.h"
 
-/* Memory an entry costs, slab object and index share, to size the defaults. */
-#define TWHEEL_ENTRY_COST	64
-
 static unsigned long twheel_max_user_entries;
 module_param_named(max_user_entries, twheel_max_user_entries, ulong, 0644);
 MODULE_PARM_DESC(max_user_entries,

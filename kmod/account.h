@@ -9,6 +9,13 @@
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
+/*
+ * Memory an entry costs, slab object and index share: sizes the default
+ * limits, and turns other memory a user makes us keep (a touch table)
+ * into entries, so the limits bound it too.
+ */
+#define TWHEEL_ENTRY_COST	64
+
 struct twheel_user;
 
 int twheel_account_init(void);

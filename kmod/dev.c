@@ -63,7 +63,11 @@
 #include "account.h"
 #include "compat.h"
 #include "dev.h"
+#include "touch.h"
 #include "wheel.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 /* Entries the work moves per run before it yields the CPU and requeues. */
 #define TWHEEL_ADVANCE_BUDGET	4096
@@ -73,6 +77,9 @@
 #define TWHEEL_READ_CHUNK	16
 /* Entries release frees between two chances to reschedule. */
 #define TWHEEL_FREE_CHUNK	1024
+/* Ids a dump lists per lock hold (on the stack), and buckets it looks at. */
+#define TWHEEL_DUMP_CHUNK	16
+#define TWHEEL_DUMP_BUDGET	256
 
 /*
  * How far the wheel's clock may lag the present when a deadline is placed.
@@ -84,16 +91,37 @@
  */
 #define TWHEEL_MAX_LAG		((TW_MAX_DELTA - TWHEEL_MAX_TIMEOUT_TICKS) / 2)
 
-#define TWHEEL_OPF_ALL		(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT)
+#define TWHEEL_OPF_TIMES	(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME)
 
 static unsigned int twheel_max_entries_per_wheel = 1U << 24;
 module_param_named(max_entries_per_wheel, twheel_max_entries_per_wheel, uint, 0644);
 MODULE_PARM_DESC(max_entries_per_wheel,
 		 "Largest cap a wheel may set, and the cap of a wheel that sets 0 (default 16M)");
 
+/* Entries of wheels without a touch table, and of wheels with one. */
 static struct kmem_cache *twheel_entry_cache;
+static struct kmem_cache *twheel_touch_entry_cache;
 /* Runs every wheel's expiry work; see twheel_dev_init(). */
 static struct workqueue_struct *twheel_wq;
+/* Names wheels in fdinfo and tracepoints. */
+static atomic64_t twheel_serial = ATOMIC64_INIT(0);
+
+/**
+ * struct twheel_touch_entry - an entry of a wheel with a touch table
+ * @e:		the core's entry.
+ * @timeout_ns:	what a touch re-arms the id with: the timeout of its last
+ *		ADD or REFRESH (the default if that carried a deadline).
+ * @armed_ns:	when its deadline was last set; stamps up to it are no touch.
+ * @slot:	its touch slot, or TWHEEL_SLOT_NONE.
+ *
+ * Every entry of such a wheel is one, bound or not. Under the wheel's lock.
+ */
+struct twheel_touch_entry {
+	struct tw_entry e;
+	u64 timeout_ns;
+	u64 armed_ns;
+	u32 slot;
+};
 
 /**
  * struct twheel_ctx - one wheel, the private data of one open file
@@ -103,14 +131,17 @@ static struct workqueue_struct *twheel_wq;
  * @timer:		fires at the wheel's next event; queues @work.
  * @work:		advances the wheel in process context.
  * @user:		whom the entries are charged to; fixed at open.
+ * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
  * @is_setup:		set once by setup (release store, acquire loads);
- *			the fields up to @epoch are fixed then.
+ *			the fields up to @touch are fixed then.
  * @clockid:		CLOCK_MONOTONIC or CLOCK_BOOTTIME.
  * @tick_ns:		length of a tick.
  * @default_timeout_ns:	timeout of operations that carry none.
  * @max_timeout_ns:	longest timeout accepted.
  * @max_entries:	cap on live ids plus undelivered events.
  * @epoch:		start of tick 0, on @clockid.
+ * @cache:		where the wheel's entries come from.
+ * @touch:		the touch table, if any.
  * @events_waiting:	wheel.nr_expired, published.
  * @live:		wheel.nr_live, published.
  * @dying:		release has begun; the work must not re-arm. Under @lock.
@@ -120,6 +151,10 @@ static struct workqueue_struct *twheel_wq;
  * @ticks_run:		work runs that advanced the clock. Published.
  * @ticks_caught_up:	ticks between the one the timer was armed for
  *			and the one processed when it ran late. Published.
+ * @touch_rearms:	ids a touch kept alive. Published.
+ * @lateness_last_ns:	expiry time minus deadline of the earliest event of
+ *			the latest expiry run. Published.
+ * @lateness_max_ns:	the largest of those. Published.
  * @wheel:		the core's state. Under @lock.
  */
 struct twheel_ctx {
@@ -129,6 +164,7 @@ struct twheel_ctx {
 	struct hrtimer timer;
 	struct work_struct work;
 	struct twheel_user *user;
+	u64 serial;
 	bool is_setup;
 	clockid_t clockid;
 	u64 tick_ns;
@@ -136,6 +172,8 @@ struct twheel_ctx {
 	u64 max_timeout_ns;
 	u32 max_entries;
 	ktime_t epoch;
+	struct kmem_cache *cache;
+	struct twheel_touch touch;
 	u64 events_waiting;
 	u64 live;
 	bool dying;
@@ -144,6 +182,9 @@ struct twheel_ctx {
 	u64 expired_total;
 	u64 ticks_run;
 	u64 ticks_caught_up;
+	u64 touch_rearms;
+	u64 lateness_last_ns;
+	u64 lateness_max_ns;
 	struct tw_wheel wheel;
 };
 
@@ -179,10 +220,44 @@ static u64 twheel_deadline_tick(const struct twheel_ctx *ctx, ktime_t now,
 	return div64_u64(rel + ctx->tick_ns - 1, ctx->tick_ns);
 }
 
-/* Free @e, which the caller has uncharged or will. */
-static void twheel_free_entry(struct tw_entry *e)
+/* First tick ending at or after absolute @deadline_ns, or after @now if past. */
+static u64 twheel_abs_tick(const struct twheel_ctx *ctx, ktime_t now, u64 deadline_ns)
 {
-	kmem_cache_free(twheel_entry_cache, e);
+	u64 rel = max_t(u64, deadline_ns, ktime_to_ns(now)) - ktime_to_ns(ctx->epoch);
+
+	return div64_u64(rel + ctx->tick_ns - 1, ctx->tick_ns);
+}
+
+static struct twheel_touch_entry *twheel_touch_entry(struct tw_entry *e)
+{
+	return container_of(e, struct twheel_touch_entry, e);
+}
+
+static struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx)
+{
+	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
+	void *p = kmem_cache_alloc(ctx->cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+
+	if (p && ctx->touch.slots) {
+		struct twheel_touch_entry *te = p;
+
+		te->slot = TWHEEL_SLOT_NONE;
+		return &te->e;
+	}
+	return p;
+}
+
+/* Free @e, which the caller has uncharged or will. */
+static void twheel_free_entry(struct twheel_ctx *ctx, struct tw_entry *e)
+{
+	kmem_cache_free(ctx->cache, ctx->touch.slots ? (void *)twheel_touch_entry(e) : e);
+}
+
+/* What a touch table costs against the entry caps. */
+static long twheel_touch_charge(u32 slots)
+{
+	return DIV_ROUND_UP((unsigned long)twheel_touch_pages(slots) << PAGE_SHIFT,
+			    TWHEEL_ENTRY_COST);
 }
 
 /* Publish the counts that lockless readers look at. Under ctx->lock. */
@@ -250,18 +325,62 @@ static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
  */
 static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
 {
-	u64 before = ctx->wheel.nr_expired;
+	struct tw_wheel *w = &ctx->wheel;
+	struct tw_entry *last = tw_last_expired(w), *e;
+	u64 before = w->nr_expired, late;
 	bool done;
 
 	lockdep_assert_held(&ctx->lock);
-	done = tw_advance(&ctx->wheel, twheel_ns_to_tick(ctx, now),
-			  TWHEEL_ADVANCE_BUDGET, ktime_to_ns(now));
+	done = tw_advance(w, twheel_ns_to_tick(ctx, now), TWHEEL_ADVANCE_BUDGET,
+			  ktime_to_ns(now));
 	WRITE_ONCE(ctx->ticks_run, ctx->ticks_run + 1);
-	WRITE_ONCE(ctx->expired_total,
-		   ctx->expired_total + ctx->wheel.nr_expired - before);
+	*wake = w->nr_expired != before;
+	if (*wake) {
+		/* The run's earliest event is its latest: deadline order. */
+		e = last ? tw_next_expired(w, last) : tw_peek_expired(w);
+		late = ktime_to_ns(now) - twheel_tick_to_ns(ctx, e->expires);
+		WRITE_ONCE(ctx->lateness_last_ns, late);
+		if (late > ctx->lateness_max_ns)
+			WRITE_ONCE(ctx->lateness_max_ns, late);
+		WRITE_ONCE(ctx->expired_total, ctx->expired_total + w->nr_expired - before);
+		if (trace_twheel_expire_enabled()) {
+			for (; e; e = tw_next_expired(w, e))
+				trace_twheel_expire(ctx->serial, e->id,
+						    twheel_tick_to_ns(ctx, e->expires), e->stamp);
+		}
+	}
 	twheel_publish(ctx);
-	*wake = ctx->wheel.nr_expired != before;
 	return done;
+}
+
+/*
+ * The wheel's lazy hook when it has a touch table: the deadline of @e has
+ * come; if its slot was stamped after its deadline was set, re-arm it as
+ * a REFRESH at that time would have (a stamp from the future counts as
+ * @now_ns). One load from memory the kernel owns; the value is untrusted.
+ */
+static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns,
+			      u64 *expires)
+{
+	struct twheel_ctx *ctx = container_of(w, struct twheel_ctx, wheel);
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+	u64 touched, tick;
+
+	lockdep_assert_held(&ctx->lock);
+	if (te->slot == TWHEEL_SLOT_NONE)
+		return false;
+	touched = twheel_touch_read(&ctx->touch, te->slot);
+	if (touched <= te->armed_ns)
+		return false;
+	touched = min(touched, now_ns);
+	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
+	if (!tw_after(tick, w->clk))
+		return false;
+	te->armed_ns = touched;
+	*expires = tick;
+	WRITE_ONCE(ctx->touch_rearms, ctx->touch_rearms + 1);
+	trace_twheel_touch_rearm(ctx->serial, e->id, touched, twheel_tick_to_ns(ctx, tick));
+	return true;
 }
 
 static void twheel_wake_readers(struct twheel_ctx *ctx)
@@ -338,6 +457,8 @@ static int twheel_open(struct inode *inode, struct file *file)
 		kvfree(ctx);
 		return -ENOMEM;
 	}
+	ctx->serial = atomic64_inc_return(&twheel_serial);
+	ctx->cache = twheel_entry_cache;
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->read_lock);
 	init_waitqueue_head(&ctx->wqh);
@@ -351,7 +472,7 @@ static int twheel_open(struct inode *inode, struct file *file)
 
 /* Frees what release finds, uncharging and yielding every so often. */
 struct twheel_reaper {
-	struct twheel_user *user;
+	struct twheel_ctx *ctx;
 	long freed;
 };
 
@@ -359,9 +480,9 @@ static void twheel_reap_entry(struct tw_entry *e, void *arg)
 {
 	struct twheel_reaper *r = arg;
 
-	twheel_free_entry(e);
+	twheel_free_entry(r->ctx, e);
 	if (++r->freed == TWHEEL_FREE_CHUNK) {
-		twheel_uncharge(r->user, r->freed);
+		twheel_uncharge(r->ctx->user, r->freed);
 		r->freed = 0;
 		cond_resched();
 	}
@@ -370,7 +491,7 @@ static void twheel_reap_entry(struct tw_entry *e, void *arg)
 static int twheel_release(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
-	struct twheel_reaper reaper = { .user = ctx->user };
+	struct twheel_reaper reaper = { .ctx = ctx };
 
 	/*
 	 * The work re-arms the timer and the timer queues the work: stop the
@@ -386,6 +507,10 @@ static int twheel_release(struct inode *inode, struct file *file)
 	/* Nobody else can reach the wheel now: free it without the lock. */
 	tw_destroy(&ctx->wheel, twheel_reap_entry, &reaper);
 	twheel_uncharge(ctx->user, reaper.freed);
+	if (ctx->touch.slots) {
+		twheel_uncharge(ctx->user, twheel_touch_charge(ctx->touch.slots));
+		twheel_touch_free(&ctx->touch);
+	}
 	twheel_user_put(ctx->user);
 	mutex_destroy(&ctx->read_lock);
 	mutex_destroy(&ctx->lock);
@@ -396,6 +521,7 @@ static int twheel_release(struct inode *inode, struct file *file)
 static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 			       struct twheel_setup_args __user *uargs)
 {
+	struct twheel_touch touch = {};
 	struct twheel_setup_args args;
 	u32 max_entries;
 	u64 max_timeout;
@@ -403,7 +529,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
-	if (args.flags || args.pad)
+	if (args.flags & ~TWHEEL_SETUPF_TOUCH)
 		return -EINVAL;
 	if (args.clockid != CLOCK_MONOTONIC && args.clockid != CLOCK_BOOTTIME)
 		return -EINVAL;
@@ -417,6 +543,26 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	max_entries = READ_ONCE(twheel_max_entries_per_wheel);
 	if (args.max_entries > max_entries)
 		return -EINVAL;
+	max_entries = args.max_entries ?: max_entries;
+	if (args.flags & TWHEEL_SETUPF_TOUCH) {
+		if (!args.touch_slots || args.touch_slots > TWHEEL_TOUCH_MAX_SLOTS ||
+		    args.touch_slots > max_entries)
+			return -EINVAL;
+	} else if (args.touch_slots) {
+		return -EINVAL;
+	}
+
+	/* Out of the lock: a table may be thousands of pages. */
+	if (args.touch_slots) {
+		ret = twheel_charge(ctx->user, twheel_touch_charge(args.touch_slots));
+		if (ret)
+			return ret;
+		ret = twheel_touch_init(&touch, args.touch_slots);
+		if (ret) {
+			twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
+			return ret;
+		}
+	}
 
 	mutex_lock(&ctx->lock);
 	if (ctx->is_setup) {
@@ -427,29 +573,37 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->tick_ns = args.tick_ns;
 	ctx->default_timeout_ns = args.default_timeout_ns;
 	ctx->max_timeout_ns = max_timeout;
-	ctx->max_entries = args.max_entries ?: max_entries;
+	ctx->max_entries = max_entries;
 	ctx->epoch = twheel_now(ctx);
+	if (touch.slots) {
+		ctx->touch = touch;
+		touch.slots = 0;
+		ctx->cache = twheel_touch_entry_cache;
+		ctx->wheel.lazy = twheel_touch_lazy;
+	}
 	hrtimer_setup(&ctx->timer, twheel_timer_fn, ctx->clockid, HRTIMER_MODE_ABS);
 	/* Publish the settings before the flag: lockless readers acquire it. */
 	smp_store_release(&ctx->is_setup, true);
 out:
 	mutex_unlock(&ctx->lock);
+	if (touch.slots) {
+		twheel_touch_free(&touch);
+		twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
+	}
 	return ret;
 }
 
-/* Checks that need no lock: the op's code, flags, pad and timeout. */
+/* Checks that need no lock: the op's code, flags, slot and timeout. */
 static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op *op)
 {
 	u32 allowed;
 
-	if (op->pad)
-		return -EINVAL;
 	switch (op->op) {
 	case TWHEEL_OP_ADD:
-		allowed = TWHEEL_OPF_TIMEOUT;
+		allowed = TWHEEL_OPF_TIMES | TWHEEL_OPF_TOUCH;
 		break;
 	case TWHEEL_OP_REFRESH:
-		allowed = TWHEEL_OPF_ALL;
+		allowed = TWHEEL_OPF_TIMES | TWHEEL_OPF_TOUCH | TWHEEL_OPF_ADD_IF_ABSENT;
 		break;
 	case TWHEEL_OP_CANCEL:
 	case TWHEEL_OP_QUERY:
@@ -460,8 +614,16 @@ static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op 
 	}
 	if (op->flags & ~allowed)
 		return -EINVAL;
-	if (op->flags & TWHEEL_OPF_TIMEOUT) {
-		if (op->timeout_ns > ctx->max_timeout_ns)
+	if (op->flags & TWHEEL_OPF_TOUCH) {
+		if (!ctx->touch.slots ||
+		    (op->slot >= ctx->touch.slots && op->slot != TWHEEL_SLOT_NONE))
+			return -EINVAL;
+	} else if (op->slot) {
+		return -EINVAL;
+	}
+	/* An absolute deadline is checked against the present, under the lock. */
+	if (op->flags & TWHEEL_OPF_TIMES) {
+		if (!(op->flags & TWHEEL_OPF_ABSTIME) && op->timeout_ns > ctx->max_timeout_ns)
 			return -EINVAL;
 	} else if (op->timeout_ns) {
 		return -EINVAL;
@@ -483,8 +645,7 @@ static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
 	ret = twheel_charge(ctx->user, 1);
 	if (ret)
 		return ret;
-	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
-	e = kmem_cache_alloc(twheel_entry_cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	e = twheel_alloc_entry(ctx);
 	if (!e) {
 		ret = -ENOMEM;
 		goto err_uncharge;
@@ -497,23 +658,46 @@ static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
 	return 0;
 
 err_free:
-	twheel_free_entry(e);
+	twheel_free_entry(ctx, e);
 err_uncharge:
 	twheel_uncharge(ctx->user, 1);
 	return ret;
 }
 
+/* A touch wheel's entry @e got a new deadline from @op at @now. */
+static void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
+			       const struct twheel_op *op, ktime_t now, u64 timeout)
+{
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+
+	te->timeout_ns = op->flags & TWHEEL_OPF_ABSTIME ? ctx->default_timeout_ns : timeout;
+	/* Stamps up to now, an old id's in a reused slot too, are no touch. */
+	te->armed_ns = ktime_to_ns(now);
+	if (op->flags & TWHEEL_OPF_TOUCH)
+		te->slot = op->slot;
+}
+
 /* Apply one checked operation. Fills the op's out fields. */
-static int twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
 {
 	struct tw_wheel *w = &ctx->wheel;
 	struct tw_entry *e;
-	u64 timeout, tick, deadline;
+	u64 timeout = 0, tick = 0, deadline;
 	int ret = 0;
 
 	lockdep_assert_held(&ctx->lock);
-	timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns : ctx->default_timeout_ns;
-	tick = twheel_deadline_tick(ctx, now, timeout);
+	if (op->flags & TWHEEL_OPF_ABSTIME) {
+		if (op->timeout_ns > ktime_to_ns(now) &&
+		    op->timeout_ns - ktime_to_ns(now) > ctx->max_timeout_ns) {
+			ret = -EINVAL;
+			goto out;
+		}
+		tick = twheel_abs_tick(ctx, now, op->timeout_ns);
+	} else {
+		timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns
+							 : ctx->default_timeout_ns;
+		tick = twheel_deadline_tick(ctx, now, timeout);
+	}
 	e = tw_lookup(w, op->id);
 
 	switch (op->op) {
@@ -534,23 +718,24 @@ static int twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_
 			ret = -ENOENT;
 		break;
 	}
-
+out:
 	op->deadline_ns = 0;
 	op->remaining_ns = 0;
 	op->result = ret;
 	if (ret)
-		return ret;
+		return;
 
+	if (ctx->touch.slots && (op->op == TWHEEL_OP_ADD || op->op == TWHEEL_OP_REFRESH))
+		twheel_touch_armed(ctx, e, op, now, timeout);
 	deadline = twheel_tick_to_ns(ctx, e->expires);
 	op->deadline_ns = deadline;
 	if (deadline > ktime_to_ns(now))
 		op->remaining_ns = deadline - ktime_to_ns(now);
 	if (op->op == TWHEEL_OP_CANCEL) {
 		tw_remove(w, e);
-		twheel_free_entry(e);
+		twheel_free_entry(ctx, e);
 		twheel_uncharge(ctx->user, 1);
 	}
-	return 0;
 }
 
 static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
@@ -561,9 +746,10 @@ static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t 
 		op->deadline_ns = 0;
 		op->remaining_ns = 0;
 		op->result = ret;
-		return;
+	} else {
+		twheel_op_locked(ctx, op, now);
 	}
-	twheel_op_locked(ctx, op, now);
+	trace_twheel_op(ctx->serial, op);
 }
 
 /* Apply @n operations, each filling its out fields, under one lock hold. */
@@ -641,6 +827,69 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 	return done;
 }
 
+/* Fill @out from the core's entries. Under ctx->lock. */
+static void twheel_dump_fill(struct twheel_ctx *ctx, struct twheel_dump_entry *out,
+			     struct tw_entry **found, unsigned int n)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->lock);
+	for (i = 0; i < n; i++) {
+		out[i].id = found[i]->id;
+		out[i].deadline_ns = twheel_tick_to_ns(ctx, found[i]->expires);
+		out[i].slot = ctx->touch.slots ? twheel_touch_entry(found[i])->slot
+					       : TWHEEL_SLOT_NONE;
+		out[i].pad = 0;
+	}
+}
+
+static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __user *uargs)
+{
+	struct twheel_dump_entry out[TWHEEL_DUMP_CHUNK];
+	struct tw_entry *found[TWHEEL_DUMP_CHUNK];
+	struct twheel_dump_entry __user *uent;
+	struct twheel_dump_args args;
+	u32 done = 0;
+	u64 pos;
+	int ret = 0;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || !args.count || args.count > INT_MAX)
+		return -EINVAL;
+	uent = u64_to_user_ptr(args.entries);
+	pos = args.cursor;
+
+	while (done < args.count && pos != TW_DUMP_END) {
+		u32 room = min_t(u32, args.count - done, TWHEEL_DUMP_CHUNK);
+		u64 next = pos;
+
+		mutex_lock(&ctx->lock);
+		ret = tw_dump(&ctx->wheel, &next, found, room, TWHEEL_DUMP_BUDGET);
+		if (ret > 0)
+			twheel_dump_fill(ctx, out, found, ret);
+		mutex_unlock(&ctx->lock);
+		if (ret < 0)
+			break;
+		/* Only whole chunks count: the cursor stays before a faulting one. */
+		if (ret && copy_to_user(uent + done, out, ret * sizeof(*out))) {
+			ret = -EFAULT;
+			break;
+		}
+		done += ret;
+		pos = next;
+		ret = 0;
+		if (signal_pending(current))
+			break;
+		cond_resched();
+	}
+	if (ret && !done)
+		return ret;
+	if (put_user(pos, &uargs->cursor))
+		return -EFAULT;
+	return done;
+}
+
 static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct twheel_ctx *ctx = file->private_data;
@@ -657,6 +906,10 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_batch(ctx, uarg);
+	case TWHEEL_IOC_DUMP:
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_dump(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -694,7 +947,7 @@ static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
 	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
 	for (i = 0; i < n; i++)
-		twheel_free_entry(tw_pop_expired(&ctx->wheel));
+		twheel_free_entry(ctx, tw_pop_expired(&ctx->wheel));
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
 	twheel_uncharge(ctx->user, n);
@@ -766,7 +1019,19 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 	mutex_lock(&ctx->lock);
 	twheel_index_prepare(ctx);
 	mutex_unlock(&ctx->lock);
+	trace_twheel_read(ctx->serial, done, READ_ONCE(ctx->events_waiting));
 	return done ? done * sizeof(*ev) : ret;
+}
+
+static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct twheel_ctx *ctx = file->private_data;
+
+	if (!twheel_ready(ctx))
+		return -EBADFD;
+	if (!ctx->touch.slots)
+		return -ENODEV;
+	return twheel_touch_mmap(&ctx->touch, vma);
 }
 
 static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
@@ -783,6 +1048,7 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
 
+	seq_printf(m, "wheel:\t%llu\n", ctx->serial);
 	seq_printf(m, "uid:\t%u\n",
 		   from_kuid_munged(seq_user_ns(m), twheel_user_uid(ctx->user)));
 	seq_printf(m, "user_entries:\t%ld\n", twheel_user_entries(ctx->user));
@@ -799,6 +1065,10 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "expired_total:\t%llu\n", READ_ONCE(ctx->expired_total));
 	seq_printf(m, "ticks_run:\t%llu\n", READ_ONCE(ctx->ticks_run));
 	seq_printf(m, "ticks_caught_up:\t%llu\n", READ_ONCE(ctx->ticks_caught_up));
+	seq_printf(m, "lateness_last_ns:\t%llu\n", READ_ONCE(ctx->lateness_last_ns));
+	seq_printf(m, "lateness_max_ns:\t%llu\n", READ_ONCE(ctx->lateness_max_ns));
+	seq_printf(m, "touch_slots:\t%u\n", ctx->touch.slots);
+	seq_printf(m, "touch_rearms:\t%llu\n", READ_ONCE(ctx->touch_rearms));
 }
 #endif
 
@@ -808,6 +1078,7 @@ static const struct file_operations twheel_fops = {
 	.release	= twheel_release,
 	.read		= twheel_read,
 	.poll		= twheel_poll,
+	.mmap		= twheel_mmap,
 	.unlocked_ioctl	= twheel_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 #ifdef CONFIG_PROC_FS
@@ -841,10 +1112,17 @@ int twheel_dev_init(void)
 		ret = -ENOMEM;
 		goto err_account;
 	}
+	twheel_touch_entry_cache = kmem_cache_create("twheel_touch_entry",
+						     sizeof(struct twheel_touch_entry),
+						     0, SLAB_ACCOUNT, NULL);
+	if (!twheel_touch_entry_cache) {
+		ret = -ENOMEM;
+		goto err_cache;
+	}
 	twheel_wq = alloc_workqueue("twheel", WQ_UNBOUND, 0);
 	if (!twheel_wq) {
 		ret = -ENOMEM;
-		goto err_cache;
+		goto err_touch_cache;
 	}
 	ret = misc_register(&twheel_misc);
 	if (ret)
@@ -853,6 +1131,8 @@ int twheel_dev_init(void)
 
 err_wq:
 	destroy_workqueue(twheel_wq);
+err_touch_cache:
+	kmem_cache_destroy(twheel_touch_entry_cache);
 err_cache:
 	kmem_cache_destroy(twheel_entry_cache);
 err_account:
@@ -864,6 +1144,7 @@ void twheel_dev_exit(void)
 {
 	misc_deregister(&twheel_misc);
 	destroy_workqueue(twheel_wq);
+	kmem_cache_destroy(twheel_touch_entry_cache);
 	kmem_cache_destroy(twheel_entry_cache);
 	twheel_account_exit();
 }

@@ -251,6 +251,131 @@ static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
 	tw_index_step(ix);
 }
 
+/* ---- dump, in key order ----------------------------------------------- */
+
+/* Keys are 63 bits, so that TW_DUMP_END is none of them. */
+#define TW_KEY_BITS		63
+#define TW_KEY_LIMIT		(1ULL << TW_KEY_BITS)
+
+static inline u64 tw_key(const struct tw_index *ix, u64 id)
+{
+	return siphash_1u64(id, &ix->key) >> 1;
+}
+
+/*
+ * The smallest key in [@lo, @hi) of the entries that may hold keys there:
+ * the bucket of @lo in the current table, and in the old one if it has
+ * not been moved yet. Sets *@found; returns the key.
+ */
+static u64 tw_dump_min(const struct tw_index *ix, u64 lo, u64 hi, bool *found)
+{
+	struct tw_entry *chains[2] = { NULL, NULL };
+	u64 min = hi;
+	unsigned int c;
+
+	chains[0] = ix->cur[lo >> (TW_KEY_BITS - ix->cur_bits)];
+	if (ix->old) {
+		unsigned long b = lo >> (TW_KEY_BITS - ix->old_bits);
+
+		if (b >= ix->move)
+			chains[1] = ix->old[b];
+	}
+	*found = false;
+	for (c = 0; c < 2; c++) {
+		struct tw_entry *e;
+
+		for (e = chains[c]; e; e = e->hnext) {
+			u64 k = tw_key(ix, e->id);
+
+			if (k >= lo && k < min) {
+				min = k;
+				*found = true;
+			}
+		}
+	}
+	return min;
+}
+
+/* Append the entries with key @k to @out, from the same chains. */
+static unsigned int tw_dump_group(const struct tw_index *ix, u64 k,
+				  struct tw_entry **out, unsigned int room)
+{
+	struct tw_entry *chains[2] = { NULL, NULL };
+	unsigned int c, n = 0;
+
+	chains[0] = ix->cur[k >> (TW_KEY_BITS - ix->cur_bits)];
+	if (ix->old) {
+		unsigned long b = k >> (TW_KEY_BITS - ix->old_bits);
+
+		if (b >= ix->move)
+			chains[1] = ix->old[b];
+	}
+	for (c = 0; c < 2; c++) {
+		struct tw_entry *e;
+
+		for (e = chains[c]; e; e = e->hnext) {
+			if (tw_key(ix, e->id) != k)
+				continue;
+			if (n < room)
+				out[n] = e;
+			n++;
+		}
+	}
+	return n;
+}
+
+int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+	    unsigned int budget)
+{
+	const struct tw_index *ix = &w->index;
+	unsigned int n = 0;
+	u64 p = *pos;
+
+	if (p == TW_DUMP_END)
+		return 0;
+	if (p >= TW_KEY_LIMIT)
+		return -EINVAL;
+	if (!ix->cur) {
+		*pos = TW_DUMP_END;
+		return 0;
+	}
+	while (budget--) {
+		/* The key range of the bucket of @p in the finer table. */
+		unsigned int bits = max_t(unsigned int, ix->cur_bits,
+					  ix->old ? ix->old_bits : 0);
+		u64 width = 1ULL << (TW_KEY_BITS - bits);
+		u64 hi = (p & ~(width - 1)) + width;
+
+		while (p < hi) {
+			bool found;
+			u64 k = tw_dump_min(ix, p, hi, &found);
+			unsigned int g;
+
+			if (!found) {
+				p = hi;
+				break;
+			}
+			g = tw_dump_group(ix, k, out + n, max - n);
+			if (g > max - n) {
+				*pos = p;
+				return n ? (int)n : -EOVERFLOW;
+			}
+			n += g;
+			p = k + 1;
+			if (n == max) {
+				*pos = p == TW_KEY_LIMIT ? TW_DUMP_END : p;
+				return n;
+			}
+		}
+		if (p == TW_KEY_LIMIT) {
+			*pos = TW_DUMP_END;
+			return n;
+		}
+	}
+	*pos = p;
+	return n;
+}
+
 /* ---- wheel ------------------------------------------------------------- */
 
 static void tw_link(struct tw_wheel *w, struct tw_entry *e)
@@ -307,11 +432,13 @@ void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key)
 	w->index.old_bits = 0;
 	w->index.move = 0;
 	w->index.key = *key;
+	w->lazy = NULL;
 }
 
 void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
 		void *arg)
 {
+	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
 	struct tw_entry *e, *tmp;
 	unsigned int l, s;
 
@@ -329,7 +456,9 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	}
 	kvfree(w->index.old);
 	kvfree(w->index.cur);
+	lazy = w->lazy;
 	tw_init(w, w->clk, &w->index.key);
+	w->lazy = lazy;
 }
 
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id)
@@ -431,6 +560,7 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 
 	while (!list_empty(head)) {
 		struct tw_entry *e;
+		u64 expires;
 
 		if (!*budget) {
 			w->pend_level = lvl;
@@ -438,7 +568,12 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 		}
 		(*budget)--;
 		e = list_first_entry(head, struct tw_entry, node);
-		if (e->expires == w->clk) {
+		if (e->expires == w->clk && w->lazy &&
+		    w->lazy(w, e, stamp, &expires)) {
+			tw_unlink(w, e);
+			e->expires = tw_clamp(w, expires);
+			tw_link(w, e);
+		} else if (e->expires == w->clk) {
 			tw_unlink(w, e);
 			tw_index_delete(w, e);
 			w->nr_live--;
@@ -494,6 +629,11 @@ struct tw_entry *tw_peek_expired(struct tw_wheel *w)
 struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e)
 {
 	return list_is_last(&e->node, &w->expired) ? NULL : list_next_entry(e, node);
+}
+
+struct tw_entry *tw_last_expired(struct tw_wheel *w)
+{
+	return list_empty(&w->expired) ? NULL : list_last_entry(&w->expired, struct tw_entry, node);
 }
 
 struct tw_entry *tw_pop_expired(struct tw_wheel *w)

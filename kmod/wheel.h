@@ -90,6 +90,11 @@ struct tw_index {
  * @slots:	the wheel; see the design comment in wheel.c.
  * @expired:	expired entries, in deadline order.
  * @index:	id -> entry.
+ * @lazy:	if set, asked about each entry whose deadline has come,
+ *		before it expires: returning true with *@expires set re-arms
+ *		the entry there instead (clamped as by tw_rearm(), so at the
+ *		earliest the next tick). @stamp is tw_advance()'s. Called
+ *		with the caller's lock held; must not touch the wheel.
  */
 struct tw_wheel {
 	u64 clk;
@@ -100,6 +105,7 @@ struct tw_wheel {
 	struct list_head slots[TW_LEVELS][TW_LVL_SIZE];
 	struct list_head expired;
 	struct tw_index index;
+	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
 };
 
 /* Tick @a comes after tick @b, in wrapping order. */
@@ -196,5 +202,26 @@ struct tw_entry *tw_peek_expired(struct tw_wheel *w);
 
 /* The expired entry after @e, in the order tw_pop_expired() takes them, or NULL. */
 struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e);
+
+/* The newest expired entry, the one tw_pop_expired() takes last, or NULL. */
+struct tw_entry *tw_last_expired(struct tw_wheel *w);
+
+/* The dump of a wheel whose every entry has been listed (see tw_dump()). */
+#define TW_DUMP_END	(~0ULL)
+
+/*
+ * List live entries in the order of their index key (63 bits of the
+ * keyed hash of the id: fixed for the wheel's life, whatever the index's
+ * size), from key *@pos on: fills @out with up to @max entries, in key
+ * order, never splitting a group of entries with equal keys, and moves
+ * *@pos past them (to TW_DUMP_END once every key has been looked at).
+ * Looks at about @budget index buckets at most, so it may fill fewer
+ * than @max, or none, before the end. Returns the number filled, or
+ * -EOVERFLOW if @max is too small for the first group, or -EINVAL for a
+ * *@pos that is no key nor TW_DUMP_END. An entry live throughout a
+ * series of calls that pass *@pos on is listed exactly once.
+ */
+int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+	    unsigned int budget);
 
 #endif /* TWHEEL_WHEEL_H */

@@ -111,6 +111,7 @@ static inline void list_move_tail(struct list_head *e, struct list_head *h)
 }
 #define list_entry(ptr, type, member)	container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
+#define list_last_entry(h, type, member) list_entry((h)->prev, type, member)
 #define list_first_entry_or_null(h, type, member) \
 	(list_empty(h) ? NULL : list_first_entry(h, type, member))
 #define list_next_entry(pos, member) \

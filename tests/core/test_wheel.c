@@ -696,6 +696,143 @@ static int test_core_never_allocates(void)
 	return 0;
 }
 
+static int test_dump_of_empty_wheel_ends_at_once(void)
+{
+	struct tw_entry *out[4];
+	struct tw_wheel w;
+	u64 pos = 0;
+
+	tw_init(&w, 0, &tw_test_key);
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
+	CHECK(add_id(&w, 1, 10));
+	tw_remove(&w, tw_lookup(&w, 1));
+	pos = 0;
+	while (pos != TW_DUMP_END)
+		CHECK(tw_dump(&w, &pos, out, 4, 1) == 0);
+	/* A cursor that is no key: keys are 63 bits. */
+	pos = 1ULL << 63;
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == -EINVAL);
+	pos = TW_DUMP_END - 1;
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == -EINVAL);
+	wheel_free(&w);
+	return 0;
+}
+
+/*
+ * A dump in small steps, while other ids come and go and the index grows
+ * and shrinks between steps: every id live throughout is listed exactly
+ * once, and nothing that was never live is.
+ */
+static int test_dump_lists_each_steady_id_once_across_resizes(void)
+{
+	enum { STEADY = 3000, CHURN = 20000, MAXOUT = 7 };
+	struct tw_entry *steady = calloc(STEADY, sizeof(*steady));
+	struct tw_entry *churn = calloc(CHURN, sizeof(*churn));
+	unsigned char *seen = calloc(STEADY, 1);
+	struct tw_entry *out[MAXOUT];
+	unsigned int i, calls = 0, c = 0, listed = 0;
+	struct tw_wheel w;
+	u64 pos = 0;
+
+	CHECK(steady && churn && seen);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < STEADY; i++) {
+		steady[i].id = i * 0x0e217c1e66c88cc3ull;
+		CHECK(tw_test_add(&w, &steady[i], 1 + i % 5000) == 0);
+	}
+	for (i = 0; i < CHURN; i++)
+		churn[i].id = (1ull << 63) | i;
+	while (pos != TW_DUMP_END) {
+		int n = tw_dump(&w, &pos, out, 1 + calls % MAXOUT, 1 + calls % 5);
+		int j;
+
+		CHECK(n >= 0 && calls++ < 1000000);
+		for (j = 0; j < n; j++) {
+			CHECK(tw_lookup(&w, out[j]->id) == out[j]);
+			if (out[j] >= steady && out[j] < steady + STEADY) {
+				seen[out[j] - steady]++;
+				listed++;
+			} else {
+				CHECK(out[j] >= churn && out[j] < churn + CHURN);
+			}
+		}
+		/* Grow to 23,000 ids, then shrink back to 3,000, twice over. */
+		if (c < CHURN) {
+			CHECK(tw_test_add(&w, &churn[c], 1 + c % 7000) == 0);
+		} else {
+			tw_remove(&w, &churn[c - CHURN]);
+			CHECK(tw_test_prepare(&w) == 0);
+		}
+		if (++c == 2 * CHURN)
+			c = 0;
+	}
+	for (i = 0; i < STEADY; i++)
+		CHECK(seen[i] == 1);
+	CHECK(listed == STEADY);
+	tw_destroy(&w, release_none, NULL);
+	free(steady);
+	free(churn);
+	free(seen);
+	return 0;
+}
+
+/* What the lazy hook of the next test decides, per id. */
+static u64 lazy_calls, lazy_rearms;
+static unsigned char lazy_done[1000];
+
+static bool lazy_even_ids_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp,
+			       u64 *expires)
+{
+	(void)stamp;
+	lazy_calls++;
+	/* Even ids live one more period of 100 ticks, once. */
+	if (e->id % 2 || lazy_done[e->id])
+		return false;
+	lazy_done[e->id] = 1;
+	*expires = w->clk + 100;
+	lazy_rearms++;
+	return true;
+}
+
+/*
+ * The lazy hook is asked once per entry whose deadline comes, before it
+ * expires; a re-armed entry stays live and is asked again at its new
+ * deadline.
+ */
+static int test_lazy_hook_rearms_instead_of_expiring(void)
+{
+	enum { N = 1000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, odd = 0, even = 0;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	w.lazy = lazy_even_ids_once;
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 50) == 0);
+	}
+	CHECK(advance_all(&w, 50));
+	CHECK(lazy_calls == N && lazy_rearms == N / 2);
+	CHECK(w.nr_expired == N / 2 && w.nr_live == N / 2);
+	while ((e = tw_pop_expired(&w)))
+		odd += e->id % 2;
+	CHECK(odd == N / 2);
+	/* The re-armed ones come at their new deadline, asked once more. */
+	CHECK(advance_all(&w, 120) && w.nr_expired > 0 && w.nr_expired < N / 2);
+	CHECK(advance_all(&w, 150) && w.nr_expired == N / 2 && w.nr_live == 0);
+	CHECK(lazy_calls == N + N / 2 && lazy_rearms == N / 2);
+	while ((e = tw_pop_expired(&w)))
+		even += e->id % 2 == 0 && e->expires <= 150 && e->expires > 100;
+	CHECK(even == N / 2);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
 static int test_index_shrinks_then_grows_back(void)
 {
 	enum { N = 100000 };
@@ -997,6 +1134,9 @@ static const struct {
 	T(index_shrinks_then_grows_back),
 	T(chosen_ids_spread_over_the_keyed_index),
 	T(core_never_allocates),
+	T(dump_of_empty_wheel_ends_at_once),
+	T(dump_lists_each_steady_id_once_across_resizes),
+	T(lazy_hook_rearms_instead_of_expiring),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(idle_to_moves_the_clock_only_when_nothing_is_due),
