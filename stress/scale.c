@@ -29,6 +29,11 @@
 
 #define BATCH		65536
 #define READ_BYTES	(1 << 20)
+/* The caps n_ids must fit under: raised for the run, restored after. */
+static const char *const caps[] = {
+	"max_entries_per_wheel", "max_user_entries", "max_entries_total",
+};
+#define NR_CAPS		(sizeof(caps) / sizeof(caps[0]))
 
 static int fd;
 static uint64_t n_ids;
@@ -181,7 +186,8 @@ int main(int argc, char **argv)
 {
 	uint64_t want = arg_or_env(argc, argv, "TWHEEL_SCALE_IDS", default_ids());
 	long long avail = meminfo("MemAvailable:"), vm0, vm1, slab0, slab1;
-	unsigned long long cap, saved_cap = 0;
+	unsigned long long saved_cap[NR_CAPS];
+	unsigned int i;
 	struct twheel_op *ops = calloc(BATCH, sizeof(*ops));
 	uint64_t t0, t1, t2, bad_add, bad_ref, bad_batches = 0, lost, bytes_per_id;
 	struct slabstat s0, s1;
@@ -201,10 +207,12 @@ int main(int argc, char **argv)
 		perror("calloc");
 		return 2;
 	}
-	cap = module_param("max_entries_per_wheel", 0);
-	if (n_ids > cap) {
-		saved_cap = cap;
-		module_param_set("max_entries_per_wheel", n_ids);
+	for (i = 0; i < NR_CAPS; i++) {
+		saved_cap[i] = module_param(caps[i], 0);
+		if (n_ids > saved_cap[i])
+			module_param_set(caps[i], n_ids);
+		else
+			saved_cap[i] = 0;
 	}
 	fd = wheel_new(O_NONBLOCK | O_CLOEXEC, NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
 	if (fd < 0) {
@@ -265,8 +273,9 @@ int main(int argc, char **argv)
 			 fdinfo_get(fd, "expired_total") == (long long)n_ids,
 			 "wheel empty, expired_total %lld\n", fdinfo_get(fd, "expired_total"));
 	close(fd);
-	if (saved_cap)
-		module_param_set("max_entries_per_wheel", saved_cap);
+	for (i = 0; i < NR_CAPS; i++)
+		if (saved_cap[i])
+			module_param_set(caps[i], saved_cap[i]);
 	printf("scale: ids=%llu bytes_per_id=%llu lost=%llu\n", (unsigned long long)n_ids,
 	       (unsigned long long)bytes_per_id, (unsigned long long)lost);
 	ksft_finished();

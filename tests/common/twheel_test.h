@@ -220,7 +220,7 @@ static inline void op_init(struct twheel_op *op, uint32_t code, uint64_t id,
 	op->id = id;
 	op->flags = flags;
 	op->timeout_ns = timeout_ns;
-	op->pad = 0;
+	op->slot = 0;
 }
 
 /*
