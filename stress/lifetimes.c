@@ -110,6 +110,8 @@ static void *batch_main(void *arg)
 static void test_batches(void)
 {
 	struct batcher bt;
+	long long held;
+	uint64_t until;
 	pthread_t th;
 	uint32_t i;
 	int ended;
@@ -123,8 +125,17 @@ static void test_batches(void)
 		op_init(&bt.ops[i], TWHEEL_OP_ADD, 1000000 + i, TWHEEL_OPF_TIMEOUT,
 			(i % 50) * NSEC_PER_MSEC);
 	pthread_create(&th, NULL, batch_main, &bt);
-	sleep_ns(20 * NSEC_PER_MSEC);
+	/*
+	 * Close once the batch is inside the kernel, its first ops applied:
+	 * closed before the ioctl starts, the batch finds no fd (EBADF) and
+	 * races nothing.
+	 */
+	until = mono_ns() + 10 * NSEC_PER_SEC;
+	while ((held = fdinfo_get(bt.fd, "live") + fdinfo_get(bt.fd, "events_waiting")) <= 0 &&
+	       mono_ns() < until)
+		sleep_ns(NSEC_PER_MSEC / 10);
 	close(bt.fd);
+	ksft_print_msg("closed with %lld of %d ops applied\n", held, BIG_BATCH);
 	ended = join_within(th, 300 * NSEC_PER_SEC);
 	ksft_test_result(ended && bt.ret == BIG_BATCH,
 			 "close racing a %d-op batch: the batch completes (%s, ret %ld)\n",
