@@ -44,7 +44,7 @@ seeds=$(sed -n 's/.*INFO: seed corpus: files: \([0-9]*\).*/\1/p' "$log" | tail -
 if [ "$mode" = long ]; then
 	# Every difference from the model aborts the run and leaves its input.
 	divergences=$(find fuzz-out -maxdepth 1 -name 'crash-*' -newer "$log.start" | wc -l)
-	echo "fuzz-core: execs=${execs:-0} divergences=$divergences corpus=$(ls "$grow" | wc -l)"
+	echo "fuzz-core: execs=${execs:-0} divergences=$divergences corpus=$(find "$grow" -type f | wc -l)"
 fi
 ktap_print_header
 ktap_set_plan 1
