@@ -3,10 +3,12 @@
  * fuzz-abi: throw random and mutated ioctls, reads, polls, closes, dups
  * and forks at several wheels, and check every byte the kernel hands back.
  *
- * Commands are the real ones with mutated arguments (flags, pad, op
+ * Commands are the real ones with mutated arguments (flags, slots, op
  * codes, timeouts, counts of 0, 17, INT_MAX, INT_MAX + 1, 0xffffffff),
  * our magic with random nr/size/direction, and random numbers (minus the
- * generic ioctls the VFS handles itself, which would change the fd).
+ * generic ioctls the VFS handles itself, which would change the fd, and
+ * TWHEEL_IOC_DUMP, which is not fuzzed here yet: a random command that
+ * happens to be it is no unknown command).
  * Pointers are valid, NULL, unmapped, read-only, kernel addresses, non-
  * canonical, or a struct straddling the end of a page into PROT_NONE.
  * Before each call the buffers are filled with a pattern; after it every
@@ -459,7 +461,7 @@ static void do_random_ioctl(void)
 		else
 			cmd = rnd_next(&rs);
 	} while (vfs_generic(cmd) || cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP ||
-		 cmd == TWHEEL_IOC_BATCH);
+		 cmd == TWHEEL_IOC_BATCH || cmd == TWHEEL_IOC_DUMP);
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(saved, p, CHECK_LEN);
