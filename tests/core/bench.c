@@ -42,7 +42,8 @@
 #include <event2/event.h>
 #include <uv.h>
 
-#include "wheel.h"
+#include "core_util.h"
+#include "twheel_test.h"
 
 unsigned long tw_host_fail_alloc;
 
@@ -64,23 +65,11 @@ static struct {
 	u32 *perm;		/* cancel order */
 } wl;
 
-static u64 rng = 0x853c49e6748fea9bull;
+static uint64_t rng = 0x853c49e6748fea9bull;
 
 static u64 rnd(void)
 {
-	u64 z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static u64 ns_clock(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return rnd_next(&rng);
 }
 
 /*
@@ -92,17 +81,17 @@ static u64 cpu_t0;
 
 static u64 ns_now_start(void)
 {
-	cpu_t0 = ns_clock(CLOCK_THREAD_CPUTIME_ID);
-	return ns_clock(CLOCK_MONOTONIC);
+	cpu_t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return mono_ns();
 }
 
 static u64 cpu_ns;
 
 static u64 ns_now_end(void)
 {
-	u64 t = ns_clock(CLOCK_MONOTONIC);
+	u64 t = mono_ns();
 
-	cpu_ns = ns_clock(CLOCK_THREAD_CPUTIME_ID) - cpu_t0;
+	cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_t0;
 	return t;
 }
 
@@ -221,12 +210,12 @@ static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
 	long rss0 = rss_bytes();
 	struct tw_entry *e;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	t0 = ns_now_start();
 	for (i = 0; i < n; i++) {
 		e = &ents[i];
 		e->id = tw_id(i);
-		if (tw_lookup(&w, e->id) || tw_add(&w, e, w.clk + wl.to_add[i]))
+		if (tw_lookup(&w, e->id) || tw_test_add(&w, e, w.clk + wl.to_add[i]))
 			abort();
 	}
 	t1 = ns_now_end();
@@ -259,7 +248,7 @@ static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
 		abort();
 
 	for (i = 0; i < wl.ops; i++)
-		if (tw_add(&w, &ents[wl.perm[i]], w.clk + wl.to_add[wl.perm[i]]))
+		if (tw_test_add(&w, &ents[wl.perm[i]], w.clk + wl.to_add[wl.perm[i]]))
 			abort();
 
 	t0 = ns_now_start();
