@@ -7,7 +7,7 @@
 # Both install what they need (scripts/setup.sh) on a Debian 12 machine.
 #
 # On a server, the Debian packages (README, "Install on a server"):
-#   make deb           out/deb/twheel-dkms_*.deb, libtwheel1_*, libtwheel-dev_*
+#   make deb           out/deb/twheel-dkms_*.deb, libtwheel1_*, libtwheel-dev_*, twheel-tools_*
 #   make server-test   install them in a Debian 12 VM, reboot, upgrade its kernel
 # or by hand: make && sudo make install && sudo modprobe twheel
 

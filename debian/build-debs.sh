@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make deb`: build the Debian packages twheel-dkms, libtwheel1 and
-# libtwheel-dev with dpkg-buildpackage -b -us -uc, in a copy of the tree
+# `make deb`: build the Debian packages twheel-dkms, libtwheel1,
+# libtwheel-dev and twheel-tools with dpkg-buildpackage -b -us -uc, in a copy of the tree
 # under OUTDIR (default out/deb), where the .debs land too, so the work
 # tree stays clean. debian/changelog is written first from VERSION, the
 # one place the release is kept, dated by the last commit so that two
