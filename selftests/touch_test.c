@@ -371,6 +371,28 @@ TEST(table_beyond_the_user_limit_is_enospc)
 	close(fd);
 }
 
+/*
+ * A second setup asking for a table fails with EBUSY; the table it
+ * allocated first is given back, nothing stays charged, and the wheel
+ * keeps its own table.
+ */
+TEST(second_setup_with_a_table_is_ebusy_and_charges_nothing)
+{
+	int obs = wheel_new(O_CLOEXEC, TICK_NS, TOUT_NS, 0);
+	int fd = touch_wheel(CLOCK_MONOTONIC, 16, TOUT_NS, 0);
+	long long held;
+
+	ASSERT_LE(0, obs);
+	ASSERT_LE(0, fd);
+	held = fdinfo_get(obs, "user_entries");
+	EXPECT_EQ(EBUSY, setup_errno(fd, TWHEEL_SETUPF_TOUCH, 100000, 0));
+	EXPECT_EQ(EBUSY, setup_errno(fd, 0, 0, 0));
+	EXPECT_EQ(held, fdinfo_get(obs, "user_entries"));
+	EXPECT_EQ(16, fdinfo_get(fd, "touch_slots"));
+	close(fd);
+	close(obs);
+}
+
 /* ---- binding ---- */
 
 TEST_F(touch, add_with_touch_binds_the_slot)
@@ -914,6 +936,14 @@ TEST(mmap_of_a_wheel_without_table_is_enodev)
 	close(fd);
 }
 
+TEST_F(touch, library_refuses_to_map_no_slots)
+{
+	struct twheel_touch t = { .slots = (uint64_t *)&t };
+
+	EXPECT_EQ(-EINVAL, twheel_touch_map(self->fd, 0, CLOCK_MONOTONIC, &t));
+	EXPECT_EQ((uint64_t *)&t, t.slots);
+}
+
 TEST(mmap_before_setup_is_ebadfd)
 {
 	int fd = twheel_open(O_CLOEXEC);
@@ -1174,7 +1204,7 @@ TEST_F(memcg, table_is_charged_to_the_memory_cgroup)
 TEST_F(memcg, table_larger_than_memory_max_is_enomem)
 {
 	const long long max = 8LL << 20;
-	long long m0, ooms, kills;
+	long long m0, ooms, kills, entries;
 	char buf[256], val[32];
 	int fd = twheel_open(O_CLOEXEC);
 
@@ -1185,11 +1215,13 @@ TEST_F(memcg, table_larger_than_memory_max_is_enomem)
 	m0 = cg_read(self, "memory.current");
 	ooms = cg_event(self, "oom");
 	kills = cg_event(self, "oom_kill");
+	entries = fdinfo_get(fd, "user_entries");
 	/* 24 MiB of table. */
 	EXPECT_EQ(ENOMEM, setup_errno(fd, TWHEEL_SETUPF_TOUCH, 3U << 20, 0));
 	EXPECT_EQ(ooms, cg_event(self, "oom"));
 	EXPECT_EQ(kills, cg_event(self, "oom_kill"));
 	EXPECT_GE(m0 + CG_SLACK, cg_read(self, "memory.current"));
+	EXPECT_EQ(entries, fdinfo_get(fd, "user_entries")) TH_LOG("the failed table stays charged");
 	EXPECT_EQ(-1, fdinfo_get(fd, "touch_slots"));
 	/* The wheel was not set up: a table that fits still can be. */
 	EXPECT_EQ(0, setup_errno(fd, TWHEEL_SETUPF_TOUCH, 1000, 0));
