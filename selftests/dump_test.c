@@ -544,6 +544,24 @@ TEST_F(wheel, cursor_beyond_keys_is_einval)
 	}
 }
 
+/* twheel_dump() moves the cursor on success only. */
+TEST_F(wheel, library_leaves_the_cursor_on_error)
+{
+	uint64_t cursor = 1ULL << 63;
+
+	add_ids(_metadata, self, 10);
+	EXPECT_EQ(-EINVAL, twheel_dump(self->fd, self->buf, 4, &cursor));
+	EXPECT_EQ(1ULL << 63, cursor);
+	cursor = 0;
+	EXPECT_EQ(-EINVAL, twheel_dump(self->fd, self->buf, 0, &cursor));
+	EXPECT_EQ(0, cursor);
+	EXPECT_EQ(-EFAULT, twheel_dump(self->fd, NULL, 4, &cursor));
+	EXPECT_EQ(0, cursor);
+	EXPECT_EQ(4, twheel_dump(self->fd, self->buf, 4, &cursor));
+	EXPECT_NE(0, cursor);
+	EXPECT_NE(TWHEEL_DUMP_END, cursor);
+}
+
 TEST_F(wheel, count_zero_or_above_int_max_is_einval)
 {
 	static const uint32_t bad[] = { 0, (uint32_t)INT_MAX + 1, UINT32_MAX };
