@@ -561,6 +561,23 @@ TEST_F(touch, touch_rearms_to_touch_time_plus_timeout)
 	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
 }
 
+/* The deadline a touch gave is the one QUERY and the dump show. */
+TEST_F(touch, dump_shows_the_deadline_a_touch_gave)
+{
+	struct twheel_dump_entry e[4];
+	uint64_t d1, d2, cursor = 0;
+
+	d1 = add_bound(_metadata, self->fd, 1, 3, TWHEEL_TIMEOUT_DEFAULT);
+	sleep_ns(5 * TICK_NS);
+	touch_now(self, 3);
+	ASSERT_EQ(1, wait_count(self->fd, "touch_rearms", 1, d1 + WAIT_NS));
+	d2 = deadline_of(self->fd, 1);
+	ASSERT_EQ(1, twheel_dump(self->fd, e, 4, &cursor));
+	EXPECT_EQ(1, e[0].id);
+	EXPECT_EQ(d2, e[0].deadline_ns);
+	EXPECT_EQ(3, e[0].slot);
+}
+
 /* Each deadline comes, finds the touch since, and re-arms exactly once. */
 TEST_F(touch, touched_id_stays_live_over_many_timeouts)
 {
@@ -816,6 +833,27 @@ TEST_F(touch, touch_after_expiry_is_too_late_and_the_event_shows_it)
 	EXPECT_LE(self->ev[0].expired_ns, s);
 	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
+}
+
+/* Slot 3 of one wheel's table is not slot 3 of another's. */
+TEST_F(touch, another_wheels_table_touches_nothing_here)
+{
+	int other = touch_wheel(CLOCK_MONOTONIC, SLOTS, TOUT_NS, 0);
+	struct twheel_touch t2;
+	uint64_t d, d2;
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, twheel_touch_map(other, SLOTS, CLOCK_MONOTONIC, &t2));
+	d = add_bound(_metadata, self->fd, 1, 3, 200 * NSEC_PER_MSEC);
+	d2 = add_bound(_metadata, other, 1, 3, 200 * NSEC_PER_MSEC);
+	twheel_touch_at(&t2, 3, UINT64_MAX);
+	EXPECT_EQ(0, self->t.slots[3]);
+	expect_expiry(_metadata, self, 1, d);
+	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
+	/* The other wheel saw its own touch. */
+	EXPECT_EQ(1, wait_count(other, "touch_rearms", 1, d2 + WAIT_NS));
+	EXPECT_EQ(0, twheel_touch_unmap(&t2));
+	close(other);
 }
 
 TEST(boottime_wheel_is_touched_on_boottime)
