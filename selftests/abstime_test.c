@@ -10,7 +10,7 @@
  * CLOCK_BOOTTIME wheel too. Uses twheel_prep_add_at() and
  * twheel_prep_refresh_at().
  */
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(5 * NSEC_PER_MSEC)

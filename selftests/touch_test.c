@@ -18,7 +18,7 @@
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(10 * NSEC_PER_MSEC)
@@ -147,32 +147,6 @@ static long long wait_count(int fd, const char *key, long long n, uint64_t until
 	while ((v = fdinfo_get(fd, key)) < n && mono_ns() < until)
 		sleep_ns(NSEC_PER_MSEC);
 	return v;
-}
-
-static long long read_ll_file(const char *path)
-{
-	long long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(s, f) < 0 ? -EIO : 0;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
 }
 
 /* ---- the fixture: a wheel with a mapped table ---- */
@@ -1100,7 +1074,7 @@ static bool mapped_at(const void *addr)
 
 static long long module_refs(void)
 {
-	return read_ll_file("/sys/module/twheel/refcnt");
+	return read_ll("/sys/module/twheel/refcnt");
 }
 
 /*
@@ -1208,7 +1182,7 @@ static long long cg_read(FIXTURE_DATA(memcg) *self, const char *file)
 	char p[256];
 
 	snprintf(p, sizeof(p), "%s/%s", self->group, file);
-	return read_ll_file(p);
+	return read_ll(p);
 }
 
 /* A counter of memory.events, or -1. */
@@ -1243,12 +1217,12 @@ FIXTURE_SETUP(memcg)
 		SKIP(return, "no cgroup v2 memory controller at " CG_ROOT);
 	}
 	fclose(f);
-	write_str(CG_ROOT "/cgroup.subtree_control", "+memory");
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(self->group, sizeof(self->group), CG_ROOT "/twheel-touch-%d", getpid());
 	ASSERT_EQ(0, mkdir(self->group, 0755));
 	snprintf(buf, sizeof(buf), "%s/cgroup.procs", self->group);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	ASSERT_EQ(0, write_str(buf, pid));
+	ASSERT_EQ(0, write_file(buf, pid));
 	self->moved = true;
 	/* The tables below cost up to 3M entries: above a small VM's default. */
 	self->user_max = module_param("max_user_entries", 0);
@@ -1263,7 +1237,7 @@ FIXTURE_TEARDOWN(memcg)
 		module_param_set("max_user_entries", self->user_max);
 	if (self->moved) {
 		snprintf(pid, sizeof(pid), "%d", getpid());
-		write_str(CG_ROOT "/cgroup.procs", pid);
+		write_file(CG_ROOT "/cgroup.procs", pid);
 	}
 	if (self->group[0])
 		rmdir(self->group);
@@ -1301,7 +1275,7 @@ TEST_F(memcg, table_larger_than_memory_max_is_enomem)
 	ASSERT_LE(0, fd);
 	snprintf(buf, sizeof(buf), "%s/memory.max", self->group);
 	snprintf(val, sizeof(val), "%lld", max);
-	ASSERT_EQ(0, write_str(buf, val));
+	ASSERT_EQ(0, write_file(buf, val));
 	m0 = cg_read(self, "memory.current");
 	ooms = cg_event(self, "oom");
 	kills = cg_event(self, "oom_kill");

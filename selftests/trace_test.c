@@ -12,7 +12,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -41,18 +41,6 @@ FIXTURE(trace) {
 	struct tline *lines;
 	int nr;
 };
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 static bool is_dir(const char *path)
 {
@@ -89,7 +77,7 @@ static int enable(FIXTURE_DATA(trace) *self, const char *event, int on)
 		snprintf(p, sizeof(p), "%s/events/twheel/%s/enable", self->inst, event);
 	else
 		snprintf(p, sizeof(p), "%s/events/twheel/enable", self->inst);
-	return write_str(p, on ? "1" : "0");
+	return write_file(p, on ? "1" : "0");
 }
 
 FIXTURE_SETUP(trace)
