@@ -18,8 +18,20 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>	/* clockid_t, also under -std=c11 */
 #include <time.h>
 #include <linux/twheel.h>
+
+/*
+ * twheel_touch() reads the clock inline, but <time.h> declares
+ * clock_gettime() only to programs that ask for POSIX, which -std=c11
+ * alone does not: then declare it here, as POSIX does. (glibc defines
+ * _POSIX_C_SOURCE for every program that asks for POSIX in any way; C++
+ * compilers ask for it themselves.)
+ */
+#if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
+int clock_gettime(clockid_t clockid, struct timespec *tp);
+#endif
 
 #ifdef __cplusplus
 extern "C" {
