@@ -1274,7 +1274,12 @@ static struct miscdevice twheel_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "twheel",
 	.fops	= &twheel_fops,
-	.mode	= 0666,
+	/*
+	 * Root only until the administrator opens it up (the Debian package's
+	 * udev rule gives it to group twheel, mode 0660): loading a module
+	 * should not hand a new kernel interface to every local account.
+	 */
+	.mode	= 0600,
 };
 
 /*
