@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,20 @@
 #include <twheel.h>
 
 #include "idle.h"
+
+/* At most 10 lines of detail on stderr: the counts tell the rest. */
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+	static unsigned int said;
+	va_list ap;
+
+	if (said++ >= 10)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 struct opts {
 	uint16_t port;
@@ -302,7 +317,7 @@ static int check(const struct opts *o)
 	if (lfd < 0 || !scfg.log || !sv.last_rx || !sv.drop_at || !sv.deadline ||
 	    !sv.expired || !lat || !e2e || !parts[0] || !parts[1] || !parts[2] ||
 	    !parts[3] || !parts[4]) {
-		fprintf(stderr, "idle-server: check setup: %s\n", strerror(errno));
+		complain("idle-server: check setup: %s\n", strerror(errno));
 		return 1;
 	}
 	getsockname(lfd, (struct sockaddr *)&sa, &len);
@@ -335,7 +350,7 @@ static int check(const struct opts *o)
 	kill(pid, SIGTERM);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
-		fprintf(stderr, "idle-server: the server process failed (status %#x)\n",
+		complain("idle-server: the server process failed (status %#x)\n",
 			status);
 		return 1;
 	}
@@ -349,28 +364,28 @@ static int check(const struct opts *o)
 
 		if (!c->closed_at) {
 			if (srv_drop) {
-				fprintf(stderr, "idle-server: conn %u (port %u): the server "
+				complain("idle-server: conn %u (port %u): the server "
 					"dropped it, the client never saw it\n", i, c->port);
 				unmatched++;
 			}
 			continue;
 		}
 		if (!srv_drop) {
-			fprintf(stderr, "idle-server: conn %u (port %u): closed, but the "
+			complain("idle-server: conn %u (port %u): closed, but the "
 				"server logged no drop\n", i, c->port);
 			unmatched++;
 		}
 		sv.drop_at[c->port] = 0;	/* matched */
 		if (!c->silent_at || c->closed_at < c->silent_at) {
 			live_dropped++;
-			fprintf(stderr, "idle-server: conn %u (port %u) dropped while "
+			complain("idle-server: conn %u (port %u) dropped while "
 				"sending (longest gap between its sends %.1f ms)\n", i,
 				c->port, c->max_gap / 1e6);
 		}
 		if (c->closed_at - c->last_send < o->timeout_ns ||
 		    (srv_drop && srv_drop - sv.last_rx[c->port] < o->timeout_ns)) {
 			early++;
-			fprintf(stderr, "idle-server: conn %u (port %u) dropped early: "
+			complain("idle-server: conn %u (port %u) dropped early: "
 				"%.1f ms after the client's last send, %.1f ms after the "
 				"server's last receive\n", i, c->port,
 				(c->closed_at - c->last_send) / 1e6,
@@ -394,7 +409,7 @@ static int check(const struct opts *o)
 	}
 	for (unsigned int p = 0; p < 65536; p++)
 		if (sv.drop_at[p]) {
-			fprintf(stderr, "idle-server: the server dropped port %u, not one "
+			complain("idle-server: the server dropped port %u, not one "
 				"of the client's connections\n", p);
 			unmatched++;
 		}

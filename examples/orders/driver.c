@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,20 @@
 #define STEP_NS		(10 * NSEC_PER_MSEC)
 #define GRACE_NS	(3 * NSEC_PER_SEC)	/* after the last deadline */
 #define ID_BASE		100000			/* order numbers look like ones */
+
+/* At most 10 lines of detail on stderr: the counts tell the rest. */
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+	static unsigned int said;
+	va_list ap;
+
+	if (said++ >= 10)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 enum reply { R_NONE, R_PAID, R_CANCELLED };
 
@@ -212,10 +227,15 @@ static int crash(struct driver *d, uint64_t now)
 	return 0;
 }
 
+/* A service that does not answer for this long is not coming back. */
+#define GIVE_UP_NS	(120 * NSEC_PER_SEC)
+
 static int drive(struct driver *d)
 {
 	const struct driver_cfg *c = d->cfg;
 	uint64_t t0 = real_now(), seed = c->seed | 1, last_deadline = 0;
+	unsigned long long answered = 0;
+	uint64_t last_answer = t0;
 	unsigned int next_create = 0;
 
 	for (unsigned int i = 0; i < c->nr_orders; i++) {
@@ -232,6 +252,18 @@ static int drive(struct driver *d)
 
 		if (crash(d, now - t0))
 			return -1;
+		if (d->answered != answered) {
+			answered = d->answered;
+			last_answer = now;
+		} else if (now - last_answer > GIVE_UP_NS) {
+			fprintf(stderr, "orders: no answer from the service for %llu s\n",
+				(unsigned long long)(GIVE_UP_NS / NSEC_PER_SEC));
+			return -1;
+		}
+		if (c->spawn && waitpid(d->pid, NULL, WNOHANG) == d->pid) {
+			fprintf(stderr, "orders: the service exited by itself\n");
+			return -1;
+		}
 		while (next_create < c->nr_orders && d->orders[next_create].create_at <= now &&
 		       !(ret = create(d, next_create)))
 			next_create++;
@@ -294,7 +326,7 @@ static int judge(struct driver *d, struct tally *t)
 	t->lat_down = calloc(n, sizeof(uint64_t));
 	if (!terminal || !seen || !t->lat || !t->lat_down ||
 	    sqlite3_open_v2(c->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "orders: open %s for the check failed\n", c->db_path);
+		complain("orders: open %s for the check failed\n", c->db_path);
 		return -1;
 	}
 	sqlite3_busy_timeout(db, 10000);
@@ -336,7 +368,7 @@ static int judge(struct driver *d, struct tally *t)
 		struct order *o;
 
 		if (k >= n || seen[k]) {
-			fprintf(stderr, "orders: the database has an order %" PRIu64
+			complain("orders: the database has an order %" PRIu64
 				" nobody created\n", k + ID_BASE);
 			t->wrong++;
 			continue;
@@ -345,29 +377,29 @@ static int judge(struct driver *d, struct tally *t)
 		o = &d->orders[k];
 		t->total++;
 		if (state == ORDER_UNPAID) {
-			fprintf(stderr, "orders: order %" PRIu64 " is still unpaid %.1f s "
+			complain("orders: order %" PRIu64 " is still unpaid %.1f s "
 				"after its deadline\n", k + ID_BASE,
 				(real_now() - deadline) / 1e9);
 			t->lost++;
 			continue;
 		}
 		if (terminal[k] > 1) {
-			fprintf(stderr, "orders: order %" PRIu64 " ended %u times\n",
+			complain("orders: order %" PRIu64 " ended %u times\n",
 				k + ID_BASE, terminal[k]);
 			t->dbl++;
 		} else if (!terminal[k]) {
-			fprintf(stderr, "orders: order %" PRIu64 " closed without history\n",
+			complain("orders: order %" PRIu64 " closed without history\n",
 				k + ID_BASE);
 			t->wrong++;
 		}
 		if (deadline != o->deadline) {
-			fprintf(stderr, "orders: order %" PRIu64 ": deadline %" PRIu64
+			complain("orders: order %" PRIu64 ": deadline %" PRIu64
 				" in the database, %" PRIu64 " answered\n", k + ID_BASE,
 				deadline, o->deadline);
 			t->wrong++;
 		}
 		if (o->pay_done && o->pay_reply != (state == ORDER_PAID ? R_PAID : R_CANCELLED)) {
-			fprintf(stderr, "orders: order %" PRIu64 ": answered %s, the database "
+			complain("orders: order %" PRIu64 ": answered %s, the database "
 				"says %s\n", k + ID_BASE,
 				o->pay_reply == R_PAID ? "paid" : "cancelled",
 				state == ORDER_PAID ? "paid" : "cancelled");
@@ -376,7 +408,7 @@ static int judge(struct driver *d, struct tally *t)
 		if (state == ORDER_PAID) {
 			t->paid++;
 			if (closed >= deadline) {
-				fprintf(stderr, "orders: order %" PRIu64 " paid %.1f ms after "
+				complain("orders: order %" PRIu64 " paid %.1f ms after "
 					"its deadline\n", k + ID_BASE, (closed - deadline) / 1e6);
 				t->wrong++;
 			}
@@ -385,7 +417,7 @@ static int judge(struct driver *d, struct tally *t)
 		t->cancelled++;
 		if (closed < deadline ||
 		    (o->pay_reply == R_CANCELLED && o->pay_reply_at < deadline)) {
-			fprintf(stderr, "orders: order %" PRIu64 " cancelled %.1f ms before "
+			complain("orders: order %" PRIu64 " cancelled %.1f ms before "
 				"its deadline\n", k + ID_BASE,
 				(deadline - (closed < deadline ? closed : o->pay_reply_at)) / 1e6);
 			t->early++;
@@ -402,7 +434,7 @@ static int judge(struct driver *d, struct tally *t)
 	sqlite3_close(db);
 	for (unsigned int k = 0; k < n; k++)
 		if (!seen[k]) {
-			fprintf(stderr, "orders: order %u is not in the database\n",
+			complain("orders: order %u is not in the database\n",
 				k + ID_BASE);
 			t->lost++;
 		}
@@ -412,7 +444,7 @@ static int judge(struct driver *d, struct tally *t)
 	free(seen);
 	return 0;
 db_err:
-	fprintf(stderr, "orders: check: %s\n", sqlite3_errmsg(db));
+	complain("orders: check: %s\n", sqlite3_errmsg(db));
 	return -1;
 }
 
