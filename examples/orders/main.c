@@ -19,7 +19,8 @@
  *
  * Last line of drive and check, for scripts:
  *   orders: total=N paid=P cancelled=C early=0 double=0 lost=0
- * Exit status 0 only if every order ended exactly once, in time.
+ * after one TAP line ("ok 1" or "not ok 1", in a "1..1" plan) for make
+ * check. Exit status 0 only if every order ended exactly once, in time.
  */
 #include <getopt.h>
 #include <stdio.h>
