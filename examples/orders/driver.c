@@ -310,6 +310,7 @@ struct tally {
 	unsigned int nr_lat, nr_lat_down;
 	uint64_t *lat, *lat_down;
 	uint64_t restart_at;
+	int restart_pid;
 };
 
 /* Read the database and judge every order. */
@@ -318,13 +319,14 @@ static int judge(struct driver *d, struct tally *t)
 	const struct driver_cfg *c = d->cfg;
 	unsigned int n = c->nr_orders;
 	unsigned int *terminal = calloc(n, sizeof(*terminal));
+	int *closed_by = calloc(n, sizeof(*closed_by));	/* pid */
 	bool *seen = calloc(n, sizeof(*seen));
 	sqlite3_stmt *st;
 	sqlite3 *db;
 
 	t->lat = calloc(n, sizeof(uint64_t));
 	t->lat_down = calloc(n, sizeof(uint64_t));
-	if (!terminal || !seen || !t->lat || !t->lat_down ||
+	if (!terminal || !closed_by || !seen || !t->lat || !t->lat_down ||
 	    sqlite3_open_v2(c->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		complain("orders: open %s for the check failed\n", c->db_path);
 		return -1;
@@ -332,18 +334,19 @@ static int judge(struct driver *d, struct tally *t)
 	sqlite3_busy_timeout(db, 10000);
 
 	/* The starts of the service: the second one restored the orders. */
-	if (sqlite3_prepare_v2(db, "SELECT at_ns, restored FROM starts ORDER BY at_ns",
+	if (sqlite3_prepare_v2(db, "SELECT at_ns, restored, pid FROM starts ORDER BY at_ns",
 			       -1, &st, NULL) != SQLITE_OK)
 		goto db_err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (t->starts++ == 1) {
 			t->restart_at = sqlite3_column_int64(st, 0);
 			t->restored = sqlite3_column_int(st, 1);
+			t->restart_pid = sqlite3_column_int(st, 2);
 		}
 	}
 	sqlite3_finalize(st);
 
-	if (sqlite3_prepare_v2(db, "SELECT order_id, what FROM history", -1, &st,
+	if (sqlite3_prepare_v2(db, "SELECT order_id, what, pid FROM history", -1, &st,
 			       NULL) != SQLITE_OK)
 		goto db_err;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -352,8 +355,10 @@ static int judge(struct driver *d, struct tally *t)
 
 		if (!strcmp(what, "early-wakeup"))
 			t->early_wakeups++;
-		else if (k < n)
+		else if (k < n) {
 			terminal[k]++;
+			closed_by[k] = sqlite3_column_int(st, 2);
+		}
 	}
 	sqlite3_finalize(st);
 
@@ -423,7 +428,9 @@ static int judge(struct driver *d, struct tally *t)
 			t->early++;
 			continue;
 		}
-		if (d->killed_at && deadline >= d->killed_at && deadline < t->restart_at) {
+		/* Due before the restart, closed by the restarted service. */
+		if (t->restart_pid && closed_by[k] == t->restart_pid &&
+		    deadline < t->restart_at) {
 			t->due_down++;
 			t->lat_down[t->nr_lat_down++] = closed - deadline;
 		} else {
@@ -441,6 +448,7 @@ static int judge(struct driver *d, struct tally *t)
 	qsort(t->lat, t->nr_lat, sizeof(uint64_t), cmp_u64);
 	qsort(t->lat_down, t->nr_lat_down, sizeof(uint64_t), cmp_u64);
 	free(terminal);
+	free(closed_by);
 	free(seen);
 	return 0;
 db_err:
@@ -495,10 +503,11 @@ int orders_drive(const struct driver_cfg *c)
 	printf("orders: %llu requests answered, %llu attempts failed while the "
 	       "service was down (each retried)\n", d.answered, d.failed);
 	printf("orders: the service started %u times; at its restart it put back %u "
-	       "unpaid orders from the database, %u of which fell due while it was down\n",
-	       t.starts, t.restored, t.due_down);
-	printf("orders: cancelled after the deadline, while up: p50 %.1f ms, p99 %.1f ms, "
-	       "max %.1f ms; due while down: max %.1f ms\n", pct_ms(t.lat, t.nr_lat, 50),
+	       "unpaid orders from the database, and cancelled %u that had fallen due "
+	       "before it started\n", t.starts, t.restored, t.due_down);
+	printf("orders: cancelled after the deadline, by the service running then: p50 "
+	       "%.1f ms, p99 %.1f ms, max %.1f ms; by the restarted one: max %.1f ms\n",
+	       pct_ms(t.lat, t.nr_lat, 50),
 	       pct_ms(t.lat, t.nr_lat, 99), t.nr_lat ? t.lat[t.nr_lat - 1] / 1e6 : 0,
 	       t.nr_lat_down ? t.lat_down[t.nr_lat_down - 1] / 1e6 : 0);
 	printf("orders: wrong=%u early_wakeups=%u restarts=%u restored=%u due_while_down=%u\n",
