@@ -37,7 +37,7 @@ build() {
 	chroot_sh '
 		apt-get update -q
 		apt-get dist-upgrade -y -q
-		apt-get install -y -q linux-image-amd64 linux-headers-amd64 build-essential pkg-config
+		apt-get install -y -q linux-image-amd64 linux-headers-amd64 build-essential pkg-config libsqlite3-dev
 		# The 6.12 kernel to upgrade to: the newest image/headers pair.
 		abi=$(apt-cache pkgnames linux-image-6.12. |
 			sed -n "s/^linux-image-\(6\.12\.[0-9]*+deb12\)-amd64$/\1/p" | sort -rV |

@@ -95,6 +95,7 @@ prepare() {
 	mkdir -p "$mnt/root/twheel-debs" "$mnt$T" "$mnt/usr/local/lib/twheel-server-test"
 	cp "$debs"/twheel-dkms_*.deb "$debs"/libtwheel1_*.deb "$debs"/libtwheel-dev_*.deb "$mnt/root/twheel-debs/"
 	cp "$here"/steps/* "$mnt$T/"
+	cp -r "$top/examples" "$mnt$T/"
 	"$top/tests/readme-example.sh" --extract >"$mnt$T/readme-example.c"
 	echo "VERSION=$(cat "$top/VERSION")" >"$mnt$T/env"
 	install -m 755 "$here/guest/runner" "$mnt/usr/local/lib/twheel-server-test/"
