@@ -14,6 +14,11 @@
 #include <linux/hrtimer.h>
 #include <linux/version.h>
 
+/* kvcalloc(), kvfree(): in <linux/slab.h> since 5.16, <linux/mm.h> before. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 16, 0)
+#include <linux/mm.h>
+#endif
+
 /* hrtimer_setup(): since 6.13; hrtimer_init() is gone since 6.15. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 static inline void twheel_hrtimer_setup(struct hrtimer *timer,
