@@ -44,25 +44,29 @@ suite_apt() {
 	"$cmd" -q -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts="$d/none" \
 		-o Dir::Etc::preferences="$d/none/preferences" -o Dir::Etc::preferencesparts="$d/none" \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o Dir::State::status=/dev/null \
+		-o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin \
 		-o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root \
 		-o Debug::NoLocking=1 "$@"
 }
 
 # Once per run and suite: write its sources.list (stable suites with
 # their security updates) and update its lists.
-updated=" "
+run_id="$$.$(date +%s)"
 suite_update() {
 	local s=$1 d=$cache/apt/$1
-	case $updated in *" $s "*) return ;; esac
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/none"
-	echo "deb [signed-by=$keyring] $mirror $s main" >"$d/sources.list"
-	case $s in
-	sid|unstable|experimental) ;;
-	*) echo "deb [signed-by=$keyring] ${mirror%/debian}/debian-security $s-security main" >>"$d/sources.list" ;;
-	esac
-	say "$s: updating the package lists"
-	suite_apt "$s" apt-get update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; die "$s: apt-get update failed"; }
-	updated="$updated$s "
+	(
+		flock 8
+		[ "$(cat "$d/updated" 2>/dev/null)" = "$run_id" ] && exit 0
+		echo "deb [signed-by=$keyring] $mirror $s main" >"$d/sources.list"
+		case $s in
+		sid|unstable|experimental) ;;
+		*) echo "deb [signed-by=$keyring] ${mirror%/debian}/debian-security $s-security main" >>"$d/sources.list" ;;
+		esac
+		say "$s: updating the package lists"
+		suite_apt "$s" apt-get update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; die "$s: apt-get update failed"; }
+		echo "$run_id" >"$d/updated"
+	) 8>"$d.lock"
 }
 
 # version SUITE PKG: its candidate version, empty if the suite has none.
@@ -84,7 +88,7 @@ image_pkg() {
 # of LINE that has both an image and headers.
 newest_abi() {
 	local re abi
-	re=$(echo "$2" | sed 's/\./\\./g')
+	re=${2//./\\.}
 	suite_apt "$1" apt-cache pkgnames linux-headers- |
 		sed -nE "s/^linux-headers-(${re}([.-][0-9.-]*)?(\+deb[0-9]+)?)-amd64$/\1/p" |
 		sort -rV | while read -r abi; do
@@ -92,7 +96,7 @@ newest_abi() {
 		done
 }
 
-# headers_deps SUITE ABI: the headers package and the headers and kbuild
+# headers_pkgs SUITE ABI: the headers package and the headers and kbuild
 # packages it depends on.
 headers_pkgs() {
 	local h=linux-headers-$2-amd64
@@ -143,8 +147,8 @@ extract_vmlinuz() {
 # fetch_line NAME: one kernel line into kernels/NAME, replacing it only
 # when complete.
 fetch_line() {
-	local name=$1 suite abi tc flags dir new img hdrs pkgs deb current
-	read -r _ suite abi tc flags < <(row "$name") || die "$name: not a line of vm/kernels"
+	local name=$1 suite abi tc dir new img hdrs pkgs deb current headers
+	read -r _ suite abi tc _ < <(row "$name") || die "$name: not a line of vm/kernels"
 	dir=$cache/kernels/$name
 	if [ "$update" = 0 ] && [ -f "$dir/env" ] && [ -f "$dir/vmlinuz" ]; then
 		return 0
@@ -153,8 +157,10 @@ fetch_line() {
 	abi=$(newest_abi "$suite" "$abi")
 	[ -n "$abi" ] || die "$name: no linux-image/linux-headers pair for $abi in $suite"
 	img=$(pinned "$suite" "$(image_pkg "$suite" "$abi")")
+	# shellcheck disable=SC2046 # package names, one a line
 	hdrs=$(pinned "$suite" $(headers_pkgs "$suite" "$abi") | tr '\n' ' ')
 	pkgs="$img ${hdrs% }"
+	# shellcheck disable=SC1091,SC2154 # written below
 	current=$(. "$dir/env" 2>/dev/null && echo "$packages") || current=
 	if [ "$current" = "$pkgs" ] && [ -f "$dir/vmlinuz" ]; then
 		say "$name: $abi is current"
@@ -212,6 +218,7 @@ fetch_source() {
 	suite_update "$suite"
 	ver=$(version "$suite" "$pkg")
 	[ -n "$ver" ] || die "$suite has no $pkg"
+	# shellcheck disable=SC1091,SC2154 # written below
 	if [ "$(. "$dir/env" 2>/dev/null && echo "$version")" = "$ver" ]; then
 		say "source: $pkg $ver is current"
 		return 0
@@ -235,14 +242,13 @@ fetch_source() {
 
 [ -r "$keyring" ] || die "$keyring missing (package debian-archive-keyring)"
 mkdir -p "$cache/kernels"
-# One fetcher at a time: check, demo and vm/run.sh may run side by side.
-exec 9>"$cache/kernels/lock"
-flock 9
-
+# shellcheck disable=SC2046 # names, one a line
 [ $# -gt 0 ] || set -- $(table | awk '{ print $1 }') source
+# One fetcher per kernel at a time (check, demo and vm/run.sh may run side
+# by side); a second one waits, then finds the kernel there.
 for name; do
 	case $name in
-	source) fetch_source ;;
-	*) fetch_line "$name" ;;
+	source) (flock 9; fetch_source) 9>"$cache/kernels/source.lock" ;;
+	*) (flock 9; fetch_line "$name") 9>"$cache/kernels/$name.lock" ;;
 	esac
 done
