@@ -12,12 +12,8 @@
 #define TWHEEL_COMPAT_H
 
 #include <linux/hrtimer.h>
-#include <linux/version.h>
-
-/* kvcalloc(), kvfree(): in <linux/slab.h> since 5.16, <linux/mm.h> before. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 16, 0)
 #include <linux/mm.h>
-#endif
+#include <linux/version.h>
 
 /* hrtimer_setup(): since 6.13; hrtimer_init() is gone since 6.15. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
@@ -30,6 +26,19 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 }
 
 #define hrtimer_setup twheel_hrtimer_setup
+#endif
+
+/* vm_flags_set(), vm_flags_clear(): since 6.3, when vm_flags became read-only. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
 #endif
 
 #endif /* TWHEEL_COMPAT_H */

@@ -16,19 +16,28 @@
  * missed since, and re-arms the timer.
  *
  * Expired entries wait on the wheel's expired list, each in its own
- * memory, until read(2) copies them out and frees them: the cap on
- * entries covers live ids and undelivered events together, and nothing
- * is ever dropped.
+ * memory, until read(2) copies them out and frees them: the caps on
+ * entries cover live ids and undelivered events together, and nothing
+ * is ever dropped. Entries are charged to the wheel's user and the
+ * module (account.c); memory to the memory cgroup of the task whose call
+ * allocates it. The expiry work allocates nothing.
+ *
+ * Nothing a user can drive keeps a CPU for long: the work yields every
+ * TWHEEL_ADVANCE_BUDGET entries, a batch, a read and a release every
+ * chunk, and the id index is keyed (wheel.c), so chosen ids cost what
+ * random ones do.
  *
  * Locking:
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
- *    is taken in process context only (ioctl, read, work, release).
+ *    is taken in process context only (ioctl, read, work, release), and
+ *    never held across a user copy or an index-table allocation.
  *  - ctx->read_lock (mutex) serialises readers, so that events copied to
  *    one reader are taken off the list by that reader only. It nests
  *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
  *    is.
- *  - ctx->events_waiting is written under ctx->lock and read without it
- *    by poll and by readers deciding whether to sleep.
+ *  - Fields marked "published" are written under ctx->lock with
+ *    WRITE_ONCE() and read without it (poll, readers deciding whether to
+ *    sleep, fdinfo).
  */
 #include <linux/compat.h>
 #include <linux/fs.h>
@@ -40,7 +49,9 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
+#include <linux/random.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -49,9 +60,14 @@
 
 #include <linux/twheel.h>
 
+#include "account.h"
 #include "compat.h"
 #include "dev.h"
+#include "touch.h"
 #include "wheel.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 /* Entries the work moves per run before it yields the CPU and requeues. */
 #define TWHEEL_ADVANCE_BUDGET	4096
@@ -59,24 +75,53 @@
 #define TWHEEL_BATCH_CHUNK	16
 /* Events copied out at a time by read(2) (on the stack). */
 #define TWHEEL_READ_CHUNK	16
+/* Entries release frees between two chances to reschedule. */
+#define TWHEEL_FREE_CHUNK	1024
+/* Ids a dump lists per lock hold (on the stack), and buckets it looks at. */
+#define TWHEEL_DUMP_CHUNK	16
+#define TWHEEL_DUMP_BUDGET	256
 
-#define TWHEEL_OPF_ALL		(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT)
+/*
+ * How far the wheel's clock may lag the present when a deadline is placed.
+ * The core clamps deadlines to TW_MAX_DELTA past its clock; the longest
+ * timeout is TWHEEL_MAX_TIMEOUT_TICKS past the present. An operation that
+ * finds the clock lagging more (the work has not run for 2^34 ticks: a
+ * suspend of weeks on CLOCK_BOOTTIME at a 100 us tick) catches up first,
+ * so no deadline is ever clamped early.
+ */
+#define TWHEEL_MAX_LAG		((TW_MAX_DELTA - TWHEEL_MAX_TIMEOUT_TICKS) / 2)
+
+#define TWHEEL_OPF_TIMES	(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME)
 
 static unsigned int twheel_max_entries_per_wheel = 1U << 24;
 module_param_named(max_entries_per_wheel, twheel_max_entries_per_wheel, uint, 0644);
 MODULE_PARM_DESC(max_entries_per_wheel,
 		 "Largest cap a wheel may set, and the cap of a wheel that sets 0 (default 16M)");
 
-static unsigned long twheel_max_entries_total = 1UL << 26;
-module_param_named(max_entries_total, twheel_max_entries_total, ulong, 0644);
-MODULE_PARM_DESC(max_entries_total,
-		 "Cap on live ids plus undelivered events of all wheels together (default 64M)");
-
+/* Entries of wheels without a touch table, and of wheels with one. */
 static struct kmem_cache *twheel_entry_cache;
+static struct kmem_cache *twheel_touch_entry_cache;
 /* Runs every wheel's expiry work; see twheel_dev_init(). */
 static struct workqueue_struct *twheel_wq;
-/* Live ids plus undelivered events of all wheels, against max_entries_total. */
-static atomic_long_t twheel_nr_entries = ATOMIC_LONG_INIT(0);
+/* Names wheels in fdinfo and tracepoints. */
+static atomic64_t twheel_serial = ATOMIC64_INIT(0);
+
+/**
+ * struct twheel_touch_entry - an entry of a wheel with a touch table
+ * @e:		the core's entry.
+ * @timeout_ns:	what a touch re-arms the id with: the timeout of its last
+ *		ADD or REFRESH (the default if that carried a deadline).
+ * @armed_ns:	when its deadline was last set; stamps up to it are no touch.
+ * @slot:	its touch slot, or TWHEEL_SLOT_NONE.
+ *
+ * Every entry of such a wheel is one, bound or not. Under the wheel's lock.
+ */
+struct twheel_touch_entry {
+	struct tw_entry e;
+	u64 timeout_ns;
+	u64 armed_ns;
+	u32 slot;
+};
 
 /**
  * struct twheel_ctx - one wheel, the private data of one open file
@@ -85,22 +130,31 @@ static atomic_long_t twheel_nr_entries = ATOMIC_LONG_INIT(0);
  * @wqh:		readers and pollers wait here for events.
  * @timer:		fires at the wheel's next event; queues @work.
  * @work:		advances the wheel in process context.
+ * @user:		whom the entries are charged to; fixed at open.
+ * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
  * @is_setup:		set once by setup (release store, acquire loads);
- *			the fields up to @max_timeout_ns are fixed then.
+ *			the fields up to @touch are fixed then.
  * @clockid:		CLOCK_MONOTONIC or CLOCK_BOOTTIME.
  * @tick_ns:		length of a tick.
  * @default_timeout_ns:	timeout of operations that carry none.
  * @max_timeout_ns:	longest timeout accepted.
  * @max_entries:	cap on live ids plus undelivered events.
  * @epoch:		start of tick 0, on @clockid.
- * @events_waiting:	copy of wheel.nr_expired for lockless readers.
+ * @cache:		where the wheel's entries come from.
+ * @touch:		the touch table, if any.
+ * @events_waiting:	wheel.nr_expired, published.
+ * @live:		wheel.nr_live, published.
  * @dying:		release has begun; the work must not re-arm. Under @lock.
  * @armed:		@timer is armed for tick @armed_tick. Under @lock.
  * @armed_tick:		see @armed.
- * @expired_total:	events ever moved to the expired list. Under @lock.
- * @ticks_run:		work runs that advanced the clock. Under @lock.
+ * @expired_total:	events ever moved to the expired list. Published.
+ * @ticks_run:		work runs that advanced the clock. Published.
  * @ticks_caught_up:	ticks between the one the timer was armed for
- *			and the one processed when it ran late. Under @lock.
+ *			and the one processed when it ran late. Published.
+ * @touch_rearms:	ids a touch kept alive. Published.
+ * @lateness_last_ns:	expiry time minus deadline of the earliest event of
+ *			the latest expiry run. Published.
+ * @lateness_max_ns:	the largest of those. Published.
  * @wheel:		the core's state. Under @lock.
  */
 struct twheel_ctx {
@@ -109,6 +163,8 @@ struct twheel_ctx {
 	wait_queue_head_t wqh;
 	struct hrtimer timer;
 	struct work_struct work;
+	struct twheel_user *user;
+	u64 serial;
 	bool is_setup;
 	clockid_t clockid;
 	u64 tick_ns;
@@ -116,13 +172,19 @@ struct twheel_ctx {
 	u64 max_timeout_ns;
 	u32 max_entries;
 	ktime_t epoch;
+	struct kmem_cache *cache;
+	struct twheel_touch touch;
 	u64 events_waiting;
+	u64 live;
 	bool dying;
 	bool armed;
 	u64 armed_tick;
 	u64 expired_total;
 	u64 ticks_run;
 	u64 ticks_caught_up;
+	u64 touch_rearms;
+	u64 lateness_last_ns;
+	u64 lateness_max_ns;
 	struct tw_wheel wheel;
 };
 
@@ -158,15 +220,73 @@ static u64 twheel_deadline_tick(const struct twheel_ctx *ctx, ktime_t now,
 	return div64_u64(rel + ctx->tick_ns - 1, ctx->tick_ns);
 }
 
-static void twheel_free_entry(struct tw_entry *e)
+/* First tick ending at or after absolute @deadline_ns, or after @now if past. */
+static u64 twheel_abs_tick(const struct twheel_ctx *ctx, ktime_t now, u64 deadline_ns)
 {
-	kmem_cache_free(twheel_entry_cache, e);
-	atomic_long_dec(&twheel_nr_entries);
+	u64 rel = max_t(u64, deadline_ns, ktime_to_ns(now)) - ktime_to_ns(ctx->epoch);
+
+	return div64_u64(rel + ctx->tick_ns - 1, ctx->tick_ns);
 }
 
-static void twheel_release_entry(struct tw_entry *e, void *arg)
+static struct twheel_touch_entry *twheel_touch_entry(struct tw_entry *e)
 {
-	twheel_free_entry(e);
+	return container_of(e, struct twheel_touch_entry, e);
+}
+
+static struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx)
+{
+	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
+	void *p = kmem_cache_alloc(ctx->cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+
+	if (p && ctx->touch.slots) {
+		struct twheel_touch_entry *te = p;
+
+		te->slot = TWHEEL_SLOT_NONE;
+		return &te->e;
+	}
+	return p;
+}
+
+/* Free @e, which the caller has uncharged or will. */
+static void twheel_free_entry(struct twheel_ctx *ctx, struct tw_entry *e)
+{
+	kmem_cache_free(ctx->cache, ctx->touch.slots ? (void *)twheel_touch_entry(e) : e);
+}
+
+/* What a touch table costs against the entry caps. */
+static long twheel_touch_charge(u32 slots)
+{
+	return DIV_ROUND_UP((unsigned long)twheel_touch_pages(slots) << PAGE_SHIFT,
+			    TWHEEL_ENTRY_COST);
+}
+
+/* Publish the counts that lockless readers look at. Under ctx->lock. */
+static void twheel_publish(struct twheel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
+	WRITE_ONCE(ctx->live, ctx->wheel.nr_live);
+}
+
+/*
+ * Give the id index the table it asks for, allocated without the lock
+ * (so neither the work nor other callers wait on it) and charged to the
+ * caller. Under ctx->lock, which it may drop and retake.
+ */
+static void twheel_index_prepare(struct twheel_ctx *ctx)
+{
+	unsigned int bits = tw_index_wanted(&ctx->wheel);
+	struct tw_entry **table;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!bits)
+		return;
+	mutex_unlock(&ctx->lock);
+	table = tw_index_alloc(bits);
+	mutex_lock(&ctx->lock);
+	/* Refused if another caller resized meanwhile; failure is harmless. */
+	if (table && !tw_index_offer(&ctx->wheel, table, bits))
+		tw_index_free(table);
 }
 
 /*
@@ -198,12 +318,82 @@ static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * Expire and cascade what is due at @now, at most TWHEEL_ADVANCE_BUDGET
+ * entries. Returns true when done up to @now; sets *@wake if events were
+ * added. Under ctx->lock, process context.
+ */
+static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
+{
+	struct tw_wheel *w = &ctx->wheel;
+	struct tw_entry *last = tw_last_expired(w), *e;
+	u64 before = w->nr_expired, late;
+	bool done;
+
+	lockdep_assert_held(&ctx->lock);
+	done = tw_advance(w, twheel_ns_to_tick(ctx, now), TWHEEL_ADVANCE_BUDGET,
+			  ktime_to_ns(now));
+	WRITE_ONCE(ctx->ticks_run, ctx->ticks_run + 1);
+	*wake = w->nr_expired != before;
+	if (*wake) {
+		/* The run's earliest event is its latest: deadline order. */
+		e = last ? tw_next_expired(w, last) : tw_peek_expired(w);
+		late = ktime_to_ns(now) - twheel_tick_to_ns(ctx, e->expires);
+		WRITE_ONCE(ctx->lateness_last_ns, late);
+		if (late > ctx->lateness_max_ns)
+			WRITE_ONCE(ctx->lateness_max_ns, late);
+		WRITE_ONCE(ctx->expired_total, ctx->expired_total + w->nr_expired - before);
+		if (trace_twheel_expire_enabled()) {
+			for (; e; e = tw_next_expired(w, e))
+				trace_twheel_expire(ctx->serial, e->id,
+						    twheel_tick_to_ns(ctx, e->expires), e->stamp);
+		}
+	}
+	twheel_publish(ctx);
+	return done;
+}
+
+/*
+ * The wheel's lazy hook when it has a touch table: the deadline of @e has
+ * come; if its slot was stamped after its deadline was set, re-arm it as
+ * a REFRESH at that time would have (a stamp from the future counts as
+ * @now_ns). One load from memory the kernel owns; the value is untrusted.
+ */
+static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns,
+			      u64 *expires)
+{
+	struct twheel_ctx *ctx = container_of(w, struct twheel_ctx, wheel);
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+	u64 touched, tick;
+
+	lockdep_assert_held(&ctx->lock);
+	if (te->slot == TWHEEL_SLOT_NONE)
+		return false;
+	touched = twheel_touch_read(&ctx->touch, te->slot);
+	if (touched <= te->armed_ns)
+		return false;
+	touched = min(touched, now_ns);
+	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
+	if (!tw_after(tick, w->clk))
+		return false;
+	te->armed_ns = touched;
+	*expires = tick;
+	WRITE_ONCE(ctx->touch_rearms, ctx->touch_rearms + 1);
+	trace_twheel_touch_rearm(ctx->serial, e->id, touched, twheel_tick_to_ns(ctx, tick));
+	return true;
+}
+
+static void twheel_wake_readers(struct twheel_ctx *ctx)
+{
+	wake_up_interruptible_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
 /* Process context: expire and cascade what is due, then re-arm or requeue. */
 static void twheel_work_fn(struct work_struct *work)
 {
 	struct twheel_ctx *ctx = container_of(work, struct twheel_ctx, work);
 	bool done, wake;
-	u64 before, now_tick;
+	u64 now_tick;
 	ktime_t now;
 
 	mutex_lock(&ctx->lock);
@@ -214,44 +404,94 @@ static void twheel_work_fn(struct work_struct *work)
 	now = twheel_now(ctx);
 	now_tick = twheel_ns_to_tick(ctx, now);
 	if (ctx->armed && tw_after(now_tick, ctx->armed_tick))
-		ctx->ticks_caught_up += now_tick - ctx->armed_tick;
+		WRITE_ONCE(ctx->ticks_caught_up,
+			   ctx->ticks_caught_up + now_tick - ctx->armed_tick);
 	ctx->armed = false;
-	before = ctx->wheel.nr_expired;
-	done = tw_advance(&ctx->wheel, now_tick, TWHEEL_ADVANCE_BUDGET,
-			  ktime_to_ns(now));
-	ctx->ticks_run++;
-	ctx->expired_total += ctx->wheel.nr_expired - before;
-	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
-	wake = ctx->wheel.nr_expired != before;
+	done = twheel_advance(ctx, now, &wake);
 	if (done)
 		twheel_arm(ctx);
 	mutex_unlock(&ctx->lock);
 
 	if (wake)
-		wake_up_interruptible_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		twheel_wake_readers(ctx);
 	if (!done)
 		queue_work(twheel_wq, &ctx->work);
+}
+
+/*
+ * The present on the wheel's clock, for placing deadlines: never early,
+ * whatever the lag of the wheel's clock (see TWHEEL_MAX_LAG). Under
+ * ctx->lock, which it drops and retakes only to catch up after a lag of
+ * 2^34 ticks, yielding between chunks.
+ */
+static ktime_t twheel_present(struct twheel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	for (;;) {
+		ktime_t now = twheel_now(ctx);
+		u64 now_tick = twheel_ns_to_tick(ctx, now);
+		bool wake;
+
+		if (tw_idle_to(&ctx->wheel, now_tick) ||
+		    !tw_after(now_tick, ctx->wheel.clk + TWHEEL_MAX_LAG))
+			return now;
+		twheel_advance(ctx, now, &wake);
+		mutex_unlock(&ctx->lock);
+		if (wake)
+			twheel_wake_readers(ctx);
+		cond_resched();
+		mutex_lock(&ctx->lock);
+	}
 }
 
 static int twheel_open(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx;
+	siphash_key_t key;
 
 	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->user = twheel_user_get();
+	if (!ctx->user) {
+		kvfree(ctx);
+		return -ENOMEM;
+	}
+	ctx->serial = atomic64_inc_return(&twheel_serial);
+	ctx->cache = twheel_entry_cache;
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->read_lock);
 	init_waitqueue_head(&ctx->wqh);
 	INIT_WORK(&ctx->work, twheel_work_fn);
-	tw_init(&ctx->wheel, 0);
+	get_random_bytes(&key, sizeof(key));
+	tw_init(&ctx->wheel, 0, &key);
+	memzero_explicit(&key, sizeof(key));
 	file->private_data = ctx;
 	return stream_open(inode, file);
+}
+
+/* Frees what release finds, uncharging and yielding every so often. */
+struct twheel_reaper {
+	struct twheel_ctx *ctx;
+	long freed;
+};
+
+static void twheel_reap_entry(struct tw_entry *e, void *arg)
+{
+	struct twheel_reaper *r = arg;
+
+	twheel_free_entry(r->ctx, e);
+	if (++r->freed == TWHEEL_FREE_CHUNK) {
+		twheel_uncharge(r->ctx->user, r->freed);
+		r->freed = 0;
+		cond_resched();
+	}
 }
 
 static int twheel_release(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
+	struct twheel_reaper reaper = { .ctx = ctx };
 
 	/*
 	 * The work re-arms the timer and the timer queues the work: stop the
@@ -264,7 +504,14 @@ static int twheel_release(struct inode *inode, struct file *file)
 		hrtimer_cancel(&ctx->timer);
 	cancel_work_sync(&ctx->work);
 
-	tw_destroy(&ctx->wheel, twheel_release_entry, NULL);
+	/* Nobody else can reach the wheel now: free it without the lock. */
+	tw_destroy(&ctx->wheel, twheel_reap_entry, &reaper);
+	twheel_uncharge(ctx->user, reaper.freed);
+	if (ctx->touch.slots) {
+		twheel_uncharge(ctx->user, twheel_touch_charge(ctx->touch.slots));
+		twheel_touch_free(&ctx->touch);
+	}
+	twheel_user_put(ctx->user);
 	mutex_destroy(&ctx->read_lock);
 	mutex_destroy(&ctx->lock);
 	kvfree(ctx);
@@ -274,6 +521,7 @@ static int twheel_release(struct inode *inode, struct file *file)
 static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 			       struct twheel_setup_args __user *uargs)
 {
+	struct twheel_touch touch = {};
 	struct twheel_setup_args args;
 	u32 max_entries;
 	u64 max_timeout;
@@ -281,7 +529,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
-	if (args.flags || args.pad)
+	if (args.flags & ~TWHEEL_SETUPF_TOUCH)
 		return -EINVAL;
 	if (args.clockid != CLOCK_MONOTONIC && args.clockid != CLOCK_BOOTTIME)
 		return -EINVAL;
@@ -295,6 +543,26 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	max_entries = READ_ONCE(twheel_max_entries_per_wheel);
 	if (args.max_entries > max_entries)
 		return -EINVAL;
+	max_entries = args.max_entries ?: max_entries;
+	if (args.flags & TWHEEL_SETUPF_TOUCH) {
+		if (!args.touch_slots || args.touch_slots > TWHEEL_TOUCH_MAX_SLOTS ||
+		    args.touch_slots > max_entries)
+			return -EINVAL;
+	} else if (args.touch_slots) {
+		return -EINVAL;
+	}
+
+	/* Out of the lock: a table may be thousands of pages. */
+	if (args.touch_slots) {
+		ret = twheel_charge(ctx->user, twheel_touch_charge(args.touch_slots));
+		if (ret)
+			return ret;
+		ret = twheel_touch_init(&touch, args.touch_slots);
+		if (ret) {
+			twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
+			return ret;
+		}
+	}
 
 	mutex_lock(&ctx->lock);
 	if (ctx->is_setup) {
@@ -305,29 +573,37 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->tick_ns = args.tick_ns;
 	ctx->default_timeout_ns = args.default_timeout_ns;
 	ctx->max_timeout_ns = max_timeout;
-	ctx->max_entries = args.max_entries ?: max_entries;
+	ctx->max_entries = max_entries;
 	ctx->epoch = twheel_now(ctx);
+	if (touch.slots) {
+		ctx->touch = touch;
+		touch.slots = 0;
+		ctx->cache = twheel_touch_entry_cache;
+		ctx->wheel.lazy = twheel_touch_lazy;
+	}
 	hrtimer_setup(&ctx->timer, twheel_timer_fn, ctx->clockid, HRTIMER_MODE_ABS);
 	/* Publish the settings before the flag: lockless readers acquire it. */
 	smp_store_release(&ctx->is_setup, true);
 out:
 	mutex_unlock(&ctx->lock);
+	if (touch.slots) {
+		twheel_touch_free(&touch);
+		twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
+	}
 	return ret;
 }
 
-/* Checks that need no lock: the op's code, flags, pad and timeout. */
+/* Checks that need no lock: the op's code, flags, slot and timeout. */
 static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op *op)
 {
 	u32 allowed;
 
-	if (op->pad)
-		return -EINVAL;
 	switch (op->op) {
 	case TWHEEL_OP_ADD:
-		allowed = TWHEEL_OPF_TIMEOUT;
+		allowed = TWHEEL_OPF_TIMES | TWHEEL_OPF_TOUCH;
 		break;
 	case TWHEEL_OP_REFRESH:
-		allowed = TWHEEL_OPF_ALL;
+		allowed = TWHEEL_OPF_TIMES | TWHEEL_OPF_TOUCH | TWHEEL_OPF_ADD_IF_ABSENT;
 		break;
 	case TWHEEL_OP_CANCEL:
 	case TWHEEL_OP_QUERY:
@@ -338,8 +614,16 @@ static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op 
 	}
 	if (op->flags & ~allowed)
 		return -EINVAL;
-	if (op->flags & TWHEEL_OPF_TIMEOUT) {
-		if (op->timeout_ns > ctx->max_timeout_ns)
+	if (op->flags & TWHEEL_OPF_TOUCH) {
+		if (!ctx->touch.slots ||
+		    (op->slot >= ctx->touch.slots && op->slot != TWHEEL_SLOT_NONE))
+			return -EINVAL;
+	} else if (op->slot) {
+		return -EINVAL;
+	}
+	/* An absolute deadline is checked against the present, under the lock. */
+	if (op->flags & TWHEEL_OPF_TIMES) {
+		if (!(op->flags & TWHEEL_OPF_ABSTIME) && op->timeout_ns > ctx->max_timeout_ns)
 			return -EINVAL;
 	} else if (op->timeout_ns) {
 		return -EINVAL;
@@ -358,38 +642,62 @@ static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
 	lockdep_assert_held(&ctx->lock);
 	if (w->nr_live + w->nr_expired >= ctx->max_entries)
 		return -ENOSPC;
-	if (atomic_long_inc_return(&twheel_nr_entries) >
-	    (long)READ_ONCE(twheel_max_entries_total)) {
-		atomic_long_dec(&twheel_nr_entries);
-		return -ENOSPC;
-	}
-	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
-	e = kmem_cache_alloc(twheel_entry_cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	ret = twheel_charge(ctx->user, 1);
+	if (ret)
+		return ret;
+	e = twheel_alloc_entry(ctx);
 	if (!e) {
-		atomic_long_dec(&twheel_nr_entries);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_uncharge;
 	}
 	e->id = id;
 	ret = tw_add(w, e, tick);
-	if (ret) {
-		twheel_free_entry(e);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
 	*out = e;
 	return 0;
+
+err_free:
+	twheel_free_entry(ctx, e);
+err_uncharge:
+	twheel_uncharge(ctx->user, 1);
+	return ret;
+}
+
+/* A touch wheel's entry @e got a new deadline from @op at @now. */
+static void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
+			       const struct twheel_op *op, ktime_t now, u64 timeout)
+{
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+
+	te->timeout_ns = op->flags & TWHEEL_OPF_ABSTIME ? ctx->default_timeout_ns : timeout;
+	/* Stamps up to now, an old id's in a reused slot too, are no touch. */
+	te->armed_ns = ktime_to_ns(now);
+	if (op->flags & TWHEEL_OPF_TOUCH)
+		te->slot = op->slot;
 }
 
 /* Apply one checked operation. Fills the op's out fields. */
-static int twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
 {
 	struct tw_wheel *w = &ctx->wheel;
 	struct tw_entry *e;
-	u64 timeout, tick, deadline;
+	u64 timeout = 0, tick = 0, deadline;
 	int ret = 0;
 
 	lockdep_assert_held(&ctx->lock);
-	timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns : ctx->default_timeout_ns;
-	tick = twheel_deadline_tick(ctx, now, timeout);
+	if (op->flags & TWHEEL_OPF_ABSTIME) {
+		if (op->timeout_ns > ktime_to_ns(now) &&
+		    op->timeout_ns - ktime_to_ns(now) > ctx->max_timeout_ns) {
+			ret = -EINVAL;
+			goto out;
+		}
+		tick = twheel_abs_tick(ctx, now, op->timeout_ns);
+	} else {
+		timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns
+							 : ctx->default_timeout_ns;
+		tick = twheel_deadline_tick(ctx, now, timeout);
+	}
 	e = tw_lookup(w, op->id);
 
 	switch (op->op) {
@@ -410,25 +718,27 @@ static int twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_
 			ret = -ENOENT;
 		break;
 	}
-
+out:
 	op->deadline_ns = 0;
 	op->remaining_ns = 0;
 	op->result = ret;
 	if (ret)
-		return ret;
+		return;
 
+	if (ctx->touch.slots && (op->op == TWHEEL_OP_ADD || op->op == TWHEEL_OP_REFRESH))
+		twheel_touch_armed(ctx, e, op, now, timeout);
 	deadline = twheel_tick_to_ns(ctx, e->expires);
 	op->deadline_ns = deadline;
 	if (deadline > ktime_to_ns(now))
 		op->remaining_ns = deadline - ktime_to_ns(now);
 	if (op->op == TWHEEL_OP_CANCEL) {
 		tw_remove(w, e);
-		twheel_free_entry(e);
+		twheel_free_entry(ctx, e);
+		twheel_uncharge(ctx->user, 1);
 	}
-	return 0;
 }
 
-static int twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
 {
 	int ret = twheel_op_check(ctx, op);
 
@@ -436,28 +746,42 @@ static int twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t n
 		op->deadline_ns = 0;
 		op->remaining_ns = 0;
 		op->result = ret;
-		return ret;
+	} else {
+		twheel_op_locked(ctx, op, now);
 	}
-	return twheel_op_locked(ctx, op, now);
+	trace_twheel_op(ctx->serial, op);
+}
+
+/* Apply @n operations, each filling its out fields, under one lock hold. */
+static void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
+{
+	unsigned int i;
+	ktime_t now;
+
+	mutex_lock(&ctx->lock);
+	twheel_index_prepare(ctx);
+	now = twheel_present(ctx);
+	for (i = 0; i < n; i++)
+		twheel_op_one(ctx, &ops[i], now);
+	twheel_arm(ctx);
+	twheel_publish(ctx);
+	mutex_unlock(&ctx->lock);
 }
 
 static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop)
 {
 	struct twheel_op op;
-	ktime_t now;
-	int ret;
 
 	if (copy_from_user(&op, uop, sizeof(op)))
 		return -EFAULT;
-	mutex_lock(&ctx->lock);
-	now = twheel_now(ctx);
-	tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
-	ret = twheel_op_one(ctx, &op, now);
-	twheel_arm(ctx);
-	mutex_unlock(&ctx->lock);
+	/* The result must be writable before the operation is applied. */
 	if (copy_to_user(uop, &op, sizeof(op)))
 		return -EFAULT;
-	return ret;
+	twheel_apply(ctx, &op, 1);
+	/* Fails only if another thread unmapped it meanwhile; then it is applied. */
+	if (copy_to_user(uop, &op, sizeof(op)))
+		return -EFAULT;
+	return op.result;
 }
 
 static long twheel_ioctl_batch(struct twheel_ctx *ctx,
@@ -478,28 +802,91 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 	uops = u64_to_user_ptr(args.ops);
 
 	while (done < args.count) {
-		u32 i, n = min_t(u32, args.count - done, TWHEEL_BATCH_CHUNK);
-		ktime_t now;
+		u32 n = min_t(u32, args.count - done, TWHEEL_BATCH_CHUNK);
 
 		if (copy_from_user(ops, uops + done, n * sizeof(*ops)))
 			return done ?: -EFAULT;
-		mutex_lock(&ctx->lock);
-		now = twheel_now(ctx);
-		tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
-		for (i = 0; i < n; i++)
-			twheel_op_one(ctx, &ops[i], now);
-		twheel_arm(ctx);
-		mutex_unlock(&ctx->lock);
-		/* Applied but not reported only if the caller unmapped its array. */
+		/*
+		 * Nothing past the returned count may be applied: write the
+		 * chunk back unchanged to learn that its results can be
+		 * written, before applying it.
+		 */
 		if (copy_to_user(uops + done, ops, n * sizeof(*ops)))
 			return done ?: -EFAULT;
+		twheel_apply(ctx, ops, n);
 		done += n;
+		/* Only another thread's munmap or mprotect can fail this now. */
+		if (copy_to_user(uops + done - n, ops, n * sizeof(*ops)))
+			return done;
 		if (done < args.count) {
 			if (signal_pending(current))
 				break;
 			cond_resched();
 		}
 	}
+	return done;
+}
+
+/* Fill @out from the core's entries. Under ctx->lock. */
+static void twheel_dump_fill(struct twheel_ctx *ctx, struct twheel_dump_entry *out,
+			     struct tw_entry **found, unsigned int n)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->lock);
+	for (i = 0; i < n; i++) {
+		out[i].id = found[i]->id;
+		out[i].deadline_ns = twheel_tick_to_ns(ctx, found[i]->expires);
+		out[i].slot = ctx->touch.slots ? twheel_touch_entry(found[i])->slot
+					       : TWHEEL_SLOT_NONE;
+		out[i].pad = 0;
+	}
+}
+
+static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __user *uargs)
+{
+	struct twheel_dump_entry out[TWHEEL_DUMP_CHUNK];
+	struct tw_entry *found[TWHEEL_DUMP_CHUNK];
+	struct twheel_dump_entry __user *uent;
+	struct twheel_dump_args args;
+	u32 done = 0;
+	u64 pos;
+	int ret = 0;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || !args.count || args.count > INT_MAX)
+		return -EINVAL;
+	uent = u64_to_user_ptr(args.entries);
+	pos = args.cursor;
+
+	while (done < args.count && pos != TW_DUMP_END) {
+		u32 room = min_t(u32, args.count - done, TWHEEL_DUMP_CHUNK);
+		u64 next = pos;
+
+		mutex_lock(&ctx->lock);
+		ret = tw_dump(&ctx->wheel, &next, found, room, TWHEEL_DUMP_BUDGET);
+		if (ret > 0)
+			twheel_dump_fill(ctx, out, found, ret);
+		mutex_unlock(&ctx->lock);
+		if (ret < 0)
+			break;
+		/* Only whole chunks count: the cursor stays before a faulting one. */
+		if (ret && copy_to_user(uent + done, out, ret * sizeof(*out))) {
+			ret = -EFAULT;
+			break;
+		}
+		done += ret;
+		pos = next;
+		ret = 0;
+		if (signal_pending(current))
+			break;
+		cond_resched();
+	}
+	if (ret && !done)
+		return ret;
+	if (put_user(pos, &uargs->cursor))
+		return -EFAULT;
 	return done;
 }
 
@@ -519,6 +906,10 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_batch(ctx, uarg);
+	case TWHEEL_IOC_DUMP:
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_dump(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -551,12 +942,15 @@ static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
 /* Free the @n oldest events, which the caller peeked and delivered. */
 static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
 {
+	unsigned int i;
+
 	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
-	while (n--)
-		twheel_free_entry(tw_pop_expired(&ctx->wheel));
-	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
+	for (i = 0; i < n; i++)
+		twheel_free_entry(ctx, tw_pop_expired(&ctx->wheel));
+	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
+	twheel_uncharge(ctx->user, n);
 }
 
 static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
@@ -612,9 +1006,32 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 			ret = -EFAULT;
 			break;
 		}
+		/* A huge read yields, and a signal ends it with what it has. */
+		if (done < max) {
+			if (signal_pending(current))
+				break;
+			cond_resched();
+		}
 	}
 	mutex_unlock(&ctx->read_lock);
+
+	/* Reading may leave the index far too big for what is left: shrink it. */
+	mutex_lock(&ctx->lock);
+	twheel_index_prepare(ctx);
+	mutex_unlock(&ctx->lock);
+	trace_twheel_read(ctx->serial, done, READ_ONCE(ctx->events_waiting));
 	return done ? done * sizeof(*ev) : ret;
+}
+
+static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct twheel_ctx *ctx = file->private_data;
+
+	if (!twheel_ready(ctx))
+		return -EBADFD;
+	if (!ctx->touch.slots)
+		return -ENODEV;
+	return twheel_touch_mmap(&ctx->touch, vma);
 }
 
 static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
@@ -626,26 +1043,32 @@ static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
 }
 
 #ifdef CONFIG_PROC_FS
+/* Lockless: settings are fixed after setup, counts are published. */
 static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
 
-	mutex_lock(&ctx->lock);
-	if (!ctx->is_setup) {
+	seq_printf(m, "wheel:\t%llu\n", ctx->serial);
+	seq_printf(m, "uid:\t%u\n",
+		   from_kuid_munged(seq_user_ns(m), twheel_user_uid(ctx->user)));
+	seq_printf(m, "user_entries:\t%ld\n", twheel_user_entries(ctx->user));
+	if (!twheel_ready(ctx)) {
 		seq_puts(m, "setup:\tno\n");
-		goto out;
+		return;
 	}
 	seq_printf(m, "tick_ns:\t%llu\n", ctx->tick_ns);
 	seq_printf(m, "default_timeout_ns:\t%llu\n", ctx->default_timeout_ns);
 	seq_printf(m, "clockid:\t%d\n", ctx->clockid);
 	seq_printf(m, "max_entries:\t%u\n", ctx->max_entries);
-	seq_printf(m, "live:\t%llu\n", ctx->wheel.nr_live);
-	seq_printf(m, "events_waiting:\t%llu\n", ctx->wheel.nr_expired);
-	seq_printf(m, "expired_total:\t%llu\n", ctx->expired_total);
-	seq_printf(m, "ticks_run:\t%llu\n", ctx->ticks_run);
-	seq_printf(m, "ticks_caught_up:\t%llu\n", ctx->ticks_caught_up);
-out:
-	mutex_unlock(&ctx->lock);
+	seq_printf(m, "live:\t%llu\n", READ_ONCE(ctx->live));
+	seq_printf(m, "events_waiting:\t%llu\n", READ_ONCE(ctx->events_waiting));
+	seq_printf(m, "expired_total:\t%llu\n", READ_ONCE(ctx->expired_total));
+	seq_printf(m, "ticks_run:\t%llu\n", READ_ONCE(ctx->ticks_run));
+	seq_printf(m, "ticks_caught_up:\t%llu\n", READ_ONCE(ctx->ticks_caught_up));
+	seq_printf(m, "lateness_last_ns:\t%llu\n", READ_ONCE(ctx->lateness_last_ns));
+	seq_printf(m, "lateness_max_ns:\t%llu\n", READ_ONCE(ctx->lateness_max_ns));
+	seq_printf(m, "touch_slots:\t%u\n", ctx->touch.slots);
+	seq_printf(m, "touch_rearms:\t%llu\n", READ_ONCE(ctx->touch_rearms));
 }
 #endif
 
@@ -655,6 +1078,7 @@ static const struct file_operations twheel_fops = {
 	.release	= twheel_release,
 	.read		= twheel_read,
 	.poll		= twheel_poll,
+	.mmap		= twheel_mmap,
 	.unlocked_ioctl	= twheel_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 #ifdef CONFIG_PROC_FS
@@ -679,14 +1103,26 @@ int twheel_dev_init(void)
 {
 	int ret;
 
+	ret = twheel_account_init();
+	if (ret)
+		return ret;
 	twheel_entry_cache = kmem_cache_create("twheel_entry", sizeof(struct tw_entry),
 					       0, SLAB_ACCOUNT, NULL);
-	if (!twheel_entry_cache)
-		return -ENOMEM;
+	if (!twheel_entry_cache) {
+		ret = -ENOMEM;
+		goto err_account;
+	}
+	twheel_touch_entry_cache = kmem_cache_create("twheel_touch_entry",
+						     sizeof(struct twheel_touch_entry),
+						     0, SLAB_ACCOUNT, NULL);
+	if (!twheel_touch_entry_cache) {
+		ret = -ENOMEM;
+		goto err_cache;
+	}
 	twheel_wq = alloc_workqueue("twheel", WQ_UNBOUND, 0);
 	if (!twheel_wq) {
 		ret = -ENOMEM;
-		goto err_cache;
+		goto err_touch_cache;
 	}
 	ret = misc_register(&twheel_misc);
 	if (ret)
@@ -695,8 +1131,12 @@ int twheel_dev_init(void)
 
 err_wq:
 	destroy_workqueue(twheel_wq);
+err_touch_cache:
+	kmem_cache_destroy(twheel_touch_entry_cache);
 err_cache:
 	kmem_cache_destroy(twheel_entry_cache);
+err_account:
+	twheel_account_exit();
 	return ret;
 }
 
@@ -704,5 +1144,7 @@ void twheel_dev_exit(void)
 {
 	misc_deregister(&twheel_misc);
 	destroy_workqueue(twheel_wq);
+	kmem_cache_destroy(twheel_touch_entry_cache);
 	kmem_cache_destroy(twheel_entry_cache);
+	twheel_account_exit();
 }

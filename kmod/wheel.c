@@ -53,22 +53,30 @@
  * wheel's expired list, where the entry's own memory waits for the
  * reader: nothing is allocated at expiry and nothing can be lost.
  *
- * The id index is a chained hash table (hash_64 of the id), grown at a
- * load of 2 and shrunk below 1/8, incrementally: while a resize is under
- * way each index operation moves a few buckets from the old table, so no
- * single call rehashes millions of entries.
+ * The id index is a chained hash table, grown at a load of 2 and shrunk
+ * below 1/8, incrementally: while a resize is under way each index
+ * operation moves a few buckets from the old table, so no single call
+ * rehashes millions of entries. Ids are chosen by users, so the bucket
+ * is a keyed hash (SipHash-2-4 under the wheel's secret key) rather than
+ * a public one: with hash_64(), a multiplication that can be inverted,
+ * a user could put every id in one bucket and make each operation, and
+ * each expiry under the wheel's lock, walk a chain of all of them. The
+ * core allocates nothing: it asks its caller for tables and the caller
+ * hands them over (tw_index_wanted()), so tables are charged to whoever
+ * makes the call and never allocated from the expiry work.
  *
  * Costs, n live entries:
  *
- *	add, rearm, remove, lookup	O(1) (hash chain ~1, list ops, one bit)
+ *	add, rearm, remove, lookup	O(1) (hash chain ~1 whatever the ids,
+ *					list ops, one bit)
  *	next event			O(TW_LEVELS)
  *	advance to T			O(entries expired + entries cascaded)
  *	memory				40 bytes an entry + 4 to 8 bytes of index
  */
 #ifdef __KERNEL__
 #include <linux/bitops.h>
-#include <linux/hash.h>
 #include <linux/minmax.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #endif
 
@@ -111,16 +119,57 @@ static inline u64 tw_slot_tick(u64 clk, unsigned int lvl, unsigned int slot)
 
 /* ---- id index ---------------------------------------------------------- */
 
-static inline struct tw_entry **tw_bucket(struct tw_entry **tab, unsigned int bits,
-					  u64 id)
+static inline u32 tw_hash(const struct tw_index *ix, u64 id, unsigned int bits)
 {
-	return &tab[hash_64(id, bits)];
+	return siphash_1u64(id, &ix->key) >> (64 - bits);
 }
 
-static struct tw_entry **tw_index_alloc(unsigned int bits)
+static inline struct tw_entry **tw_bucket(const struct tw_index *ix, struct tw_entry **tab,
+					  unsigned int bits, u64 id)
+{
+	return &tab[tw_hash(ix, id, bits)];
+}
+
+struct tw_entry **tw_index_alloc(unsigned int bits)
 {
 	return kvcalloc(1UL << bits, sizeof(struct tw_entry *),
 			GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+}
+
+void tw_index_free(struct tw_entry **table)
+{
+	kvfree(table);
+}
+
+unsigned int tw_index_wanted(const struct tw_wheel *w)
+{
+	const struct tw_index *ix = &w->index;
+	u64 n = w->nr_live;
+
+	if (!ix->cur)
+		return TW_INDEX_MIN_BITS;
+	if (ix->old)
+		return 0;	/* one resize at a time; this one ends soon */
+	if (n >= ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits))
+		return ix->cur_bits + 1;
+	if (ix->cur_bits > TW_INDEX_MIN_BITS &&
+	    n < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV)
+		return max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
+	return 0;
+}
+
+bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits)
+{
+	struct tw_index *ix = &w->index;
+
+	if (!table || !bits || tw_index_wanted(w) != bits)
+		return false;
+	ix->old = ix->cur;
+	ix->old_bits = ix->cur_bits;
+	ix->move = 0;
+	ix->cur = table;
+	ix->cur_bits = bits;
+	return true;
 }
 
 /* Move a few buckets of a resize under way from the old table. */
@@ -137,7 +186,7 @@ static void tw_index_step(struct tw_index *ix)
 
 		while (e) {
 			struct tw_entry *next = e->hnext;
-			struct tw_entry **b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+			struct tw_entry **b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
 
 			e->hnext = *b;
 			*b = e;
@@ -155,31 +204,13 @@ static void tw_index_step(struct tw_index *ix)
 	}
 }
 
-/* Start moving to a table of 2^@bits buckets; false if out of memory. */
-static bool tw_index_resize(struct tw_index *ix, unsigned int bits)
-{
-	struct tw_entry **tab;
-
-	if (ix->old)
-		return true;	/* one resize at a time; this one will end soon */
-	tab = tw_index_alloc(bits);
-	if (!tab)
-		return false;
-	ix->old = ix->cur;
-	ix->old_bits = ix->cur_bits;
-	ix->move = 0;
-	ix->cur = tab;
-	ix->cur_bits = bits;
-	return true;
-}
-
-/* Where the pointer to @id's entry is, or where it would go if absent. */
+/* Where the pointer to @id's entry is, or NULL if absent. */
 static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 {
 	struct tw_entry **p;
 
 	if (ix->old) {
-		u32 b = hash_64(id, ix->old_bits);
+		u32 b = tw_hash(ix, id, ix->old_bits);
 
 		if (b >= ix->move) {
 			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
@@ -189,7 +220,7 @@ static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 	}
 	if (!ix->cur)
 		return NULL;
-	for (p = tw_bucket(ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
+	for (p = tw_bucket(ix, ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
 		if ((*p)->id == id)
 			return p;
 	return NULL;
@@ -199,20 +230,11 @@ static int tw_index_insert(struct tw_wheel *w, struct tw_entry *e)
 {
 	struct tw_index *ix = &w->index;
 	struct tw_entry **b;
-	u64 n = w->nr_live + 1;
 
-	if (!ix->cur) {
-		ix->cur = tw_index_alloc(TW_INDEX_MIN_BITS);
-		if (!ix->cur)
-			return -ENOMEM;
-		ix->cur_bits = TW_INDEX_MIN_BITS;
-	} else if (n > ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits)) {
-		if (!tw_index_resize(ix, ix->cur_bits + 1) &&
-		    n > ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
-			return -ENOMEM;
-	}
+	if (!ix->cur || w->nr_live >= ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
+		return -ENOMEM;
 	tw_index_step(ix);
-	b = tw_bucket(ix->cur, ix->cur_bits, e->id);
+	b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
 	e->hnext = *b;
 	*b = e;
 	return 0;
@@ -226,26 +248,132 @@ static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
 	if (WARN_ON_ONCE(!p || *p != e))
 		return;
 	*p = e->hnext;
-
-	/* Called before nr_live drops: the wheel empties when it reaches 1. */
-	if (w->nr_live == 1) {
-		kvfree(ix->old);
-		kvfree(ix->cur);
-		ix->old = NULL;
-		ix->cur = NULL;
-		ix->old_bits = 0;
-		ix->cur_bits = 0;
-		ix->move = 0;
-		return;
-	}
-	if (!ix->old && ix->cur_bits > TW_INDEX_MIN_BITS &&
-	    w->nr_live - 1 < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV) {
-		unsigned int bits = fls64(w->nr_live - 1) + 1;
-
-		/* Failing to shrink is harmless: try again on the next delete. */
-		tw_index_resize(ix, max_t(unsigned int, bits, TW_INDEX_MIN_BITS));
-	}
 	tw_index_step(ix);
+}
+
+/* ---- dump, in key order ----------------------------------------------- */
+
+/* Keys are 63 bits, so that TW_DUMP_END is none of them. */
+#define TW_KEY_BITS		63
+#define TW_KEY_LIMIT		(1ULL << TW_KEY_BITS)
+
+static inline u64 tw_key(const struct tw_index *ix, u64 id)
+{
+	return siphash_1u64(id, &ix->key) >> 1;
+}
+
+/*
+ * The smallest key in [@lo, @hi) of the entries that may hold keys there:
+ * the bucket of @lo in the current table, and in the old one if it has
+ * not been moved yet. Sets *@found; returns the key.
+ */
+static u64 tw_dump_min(const struct tw_index *ix, u64 lo, u64 hi, bool *found)
+{
+	struct tw_entry *chains[2] = { NULL, NULL };
+	u64 min = hi;
+	unsigned int c;
+
+	chains[0] = ix->cur[lo >> (TW_KEY_BITS - ix->cur_bits)];
+	if (ix->old) {
+		unsigned long b = lo >> (TW_KEY_BITS - ix->old_bits);
+
+		if (b >= ix->move)
+			chains[1] = ix->old[b];
+	}
+	*found = false;
+	for (c = 0; c < 2; c++) {
+		struct tw_entry *e;
+
+		for (e = chains[c]; e; e = e->hnext) {
+			u64 k = tw_key(ix, e->id);
+
+			if (k >= lo && k < min) {
+				min = k;
+				*found = true;
+			}
+		}
+	}
+	return min;
+}
+
+/* Append the entries with key @k to @out, from the same chains. */
+static unsigned int tw_dump_group(const struct tw_index *ix, u64 k,
+				  struct tw_entry **out, unsigned int room)
+{
+	struct tw_entry *chains[2] = { NULL, NULL };
+	unsigned int c, n = 0;
+
+	chains[0] = ix->cur[k >> (TW_KEY_BITS - ix->cur_bits)];
+	if (ix->old) {
+		unsigned long b = k >> (TW_KEY_BITS - ix->old_bits);
+
+		if (b >= ix->move)
+			chains[1] = ix->old[b];
+	}
+	for (c = 0; c < 2; c++) {
+		struct tw_entry *e;
+
+		for (e = chains[c]; e; e = e->hnext) {
+			if (tw_key(ix, e->id) != k)
+				continue;
+			if (n < room)
+				out[n] = e;
+			n++;
+		}
+	}
+	return n;
+}
+
+int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+	    unsigned int budget)
+{
+	const struct tw_index *ix = &w->index;
+	unsigned int n = 0;
+	u64 p = *pos;
+
+	if (p == TW_DUMP_END)
+		return 0;
+	if (p >= TW_KEY_LIMIT)
+		return -EINVAL;
+	if (!ix->cur) {
+		*pos = TW_DUMP_END;
+		return 0;
+	}
+	while (budget--) {
+		/* The key range of the bucket of @p in the finer table. */
+		unsigned int bits = max_t(unsigned int, ix->cur_bits,
+					  ix->old ? ix->old_bits : 0);
+		u64 width = 1ULL << (TW_KEY_BITS - bits);
+		u64 hi = (p & ~(width - 1)) + width;
+
+		while (p < hi) {
+			bool found;
+			u64 k = tw_dump_min(ix, p, hi, &found);
+			unsigned int g;
+
+			if (!found) {
+				p = hi;
+				break;
+			}
+			g = tw_dump_group(ix, k, out + n, max - n);
+			if (g > max - n) {
+				*pos = p;
+				return n ? (int)n : -EOVERFLOW;
+			}
+			n += g;
+			p = k + 1;
+			if (n == max) {
+				*pos = p == TW_KEY_LIMIT ? TW_DUMP_END : p;
+				return n;
+			}
+		}
+		if (p == TW_KEY_LIMIT) {
+			*pos = TW_DUMP_END;
+			return n;
+		}
+	}
+	*pos = p;
+	return n;
 }
 
 /* ---- wheel ------------------------------------------------------------- */
@@ -280,7 +408,7 @@ static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
 	return expires;
 }
 
-void tw_init(struct tw_wheel *w, u64 clk)
+void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key)
 {
 	unsigned int l, s;
 
@@ -303,11 +431,14 @@ void tw_init(struct tw_wheel *w, u64 clk)
 	w->index.cur_bits = 0;
 	w->index.old_bits = 0;
 	w->index.move = 0;
+	w->index.key = *key;
+	w->lazy = NULL;
 }
 
 void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
 		void *arg)
 {
+	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
 	struct tw_entry *e, *tmp;
 	unsigned int l, s;
 
@@ -325,7 +456,9 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	}
 	kvfree(w->index.old);
 	kvfree(w->index.cur);
-	tw_init(w, w->clk);
+	lazy = w->lazy;
+	tw_init(w, w->clk, &w->index.key);
+	w->lazy = lazy;
 }
 
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id)
@@ -427,6 +560,7 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 
 	while (!list_empty(head)) {
 		struct tw_entry *e;
+		u64 expires;
 
 		if (!*budget) {
 			w->pend_level = lvl;
@@ -434,7 +568,12 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 		}
 		(*budget)--;
 		e = list_first_entry(head, struct tw_entry, node);
-		if (e->expires == w->clk) {
+		if (e->expires == w->clk && w->lazy &&
+		    w->lazy(w, e, stamp, &expires)) {
+			tw_unlink(w, e);
+			e->expires = tw_clamp(w, expires);
+			tw_link(w, e);
+		} else if (e->expires == w->clk) {
 			tw_unlink(w, e);
 			tw_index_delete(w, e);
 			w->nr_live--;
@@ -490,6 +629,11 @@ struct tw_entry *tw_peek_expired(struct tw_wheel *w)
 struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e)
 {
 	return list_is_last(&e->node, &w->expired) ? NULL : list_next_entry(e, node);
+}
+
+struct tw_entry *tw_last_expired(struct tw_wheel *w)
+{
+	return list_empty(&w->expired) ? NULL : list_last_entry(&w->expired, struct tw_entry, node);
 }
 
 struct tw_entry *tw_pop_expired(struct tw_wheel *w)

@@ -2,23 +2,25 @@
 /*
  * The twheel core: a hierarchical timing wheel keyed by 64-bit ids.
  *
- * Plain C over a handful of kernel helpers (lists, hash_64, bit ops,
+ * Plain C over a handful of kernel helpers (lists, siphash, bit ops,
  * kvcalloc), with no user-memory access and no device code, so that the
  * same source builds into the module and, through tests/core/host.h,
  * into host programs. The design and its costs are explained at the top
  * of wheel.c.
  *
  * Locking: none inside. Every function that takes a struct tw_wheel must
- * be called with the caller's lock for that wheel held, in process
- * context (tw_index_grow() may allocate with GFP_KERNEL_ACCOUNT).
- * Memory for entries belongs to the caller: the core links and unlinks
- * them, it never allocates or frees one.
+ * be called with the caller's lock for that wheel held. None of them
+ * sleeps or allocates: memory for entries and for the id index's tables
+ * belongs to the caller, who allocates it in its own context (charged to
+ * whoever it should be charged to) and hands it over; the core links and
+ * unlinks entries and frees index tables it no longer needs.
  */
 #ifndef TWHEEL_WHEEL_H
 #define TWHEEL_WHEEL_H
 
 #ifdef __KERNEL__
 #include <linux/list.h>
+#include <linux/siphash.h>
 #include <linux/types.h>
 #else
 #include "host.h"
@@ -61,10 +63,11 @@ struct tw_entry {
 };
 
 /*
- * Id index: chained hash table of 2^bits buckets, resized incrementally.
- * While a resize is under way, buckets of @old below @move are already
- * moved to @cur, and every operation moves a few more, so no single call
- * rehashes the whole table.
+ * Id index: chained hash table of 2^bits buckets, keyed with a secret
+ * @key, resized incrementally. While a resize is under way, buckets of
+ * @old below @move are already moved to @cur, and every operation moves a
+ * few more, so no single call rehashes the whole table. @cur is NULL
+ * until the caller hands over the first table (see tw_index_wanted()).
  */
 struct tw_index {
 	struct tw_entry **cur;
@@ -72,6 +75,7 @@ struct tw_index {
 	unsigned int cur_bits;
 	unsigned int old_bits;
 	unsigned long move;		/* next bucket of @old to move */
+	siphash_key_t key;
 };
 
 /**
@@ -86,6 +90,11 @@ struct tw_index {
  * @slots:	the wheel; see the design comment in wheel.c.
  * @expired:	expired entries, in deadline order.
  * @index:	id -> entry.
+ * @lazy:	if set, asked about each entry whose deadline has come,
+ *		before it expires: returning true with *@expires set re-arms
+ *		the entry there instead (clamped as by tw_rearm(), so at the
+ *		earliest the next tick). @stamp is tw_advance()'s. Called
+ *		with the caller's lock held; must not touch the wheel.
  */
 struct tw_wheel {
 	u64 clk;
@@ -96,6 +105,7 @@ struct tw_wheel {
 	struct list_head slots[TW_LEVELS][TW_LVL_SIZE];
 	struct list_head expired;
 	struct tw_index index;
+	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
 };
 
 /* Tick @a comes after tick @b, in wrapping order. */
@@ -104,15 +114,38 @@ static inline bool tw_after(u64 a, u64 b)
 	return (s64)(a - b) > 0;
 }
 
-/* Prepare an empty wheel whose clock reads @clk (any value: it wraps). */
-void tw_init(struct tw_wheel *w, u64 clk);
+/*
+ * Prepare an empty wheel whose clock reads @clk (any value: it wraps).
+ * @key keys the id index: ids that collide under one key are no more
+ * likely to collide under another, so a caller that keeps its key secret
+ * gets chains of random length whatever ids it is given.
+ */
+void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key);
 
 /*
  * Unlink every entry, live and expired, passing each to @release (which
- * may free it), and free the index. The wheel is empty and reusable.
+ * may free it, and may sleep: the core holds nothing meanwhile), and free
+ * the index. The wheel is empty and reusable, with the same key.
  */
 void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
 		void *arg);
+
+/*
+ * Index tables. The index asks for a table of 2^bits buckets when it has
+ * none yet, when it is loaded above 2 entries a bucket (to grow) and below
+ * one entry in 8 buckets (to shrink): tw_index_wanted() returns that bits,
+ * or 0. The caller allocates the table with tw_index_alloc() in its own
+ * context, without the wheel's lock if it likes, and offers it with
+ * tw_index_offer() under the lock; the offer is taken if the index still
+ * wants exactly that size, else the caller frees the table with
+ * tw_index_free(). An index that is not offered a table when it asks
+ * keeps working at a higher load, up to 8 entries a bucket, after which
+ * tw_add() fails with -ENOMEM. Taken tables are freed by the core.
+ */
+unsigned int tw_index_wanted(const struct tw_wheel *w);
+struct tw_entry **tw_index_alloc(unsigned int bits);
+void tw_index_free(struct tw_entry **table);
+bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits);
 
 /* The live entry for @id, or NULL. O(1). */
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
@@ -122,7 +155,8 @@ struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
  * deadline @expires. The caller has checked tw_lookup(w, e->id) == NULL.
  * @expires is clamped to clk + 1 .. clk + TW_MAX_DELTA: a deadline at or
  * before the current tick fires at the next one. Returns -ENOMEM only if
- * the index is overfull and could not grow; then nothing is linked.
+ * the index has no table or is overfull (it asked for one in vain); then
+ * nothing is linked.
  */
 int tw_add(struct tw_wheel *w, struct tw_entry *e, u64 expires);
 
@@ -168,5 +202,26 @@ struct tw_entry *tw_peek_expired(struct tw_wheel *w);
 
 /* The expired entry after @e, in the order tw_pop_expired() takes them, or NULL. */
 struct tw_entry *tw_next_expired(struct tw_wheel *w, struct tw_entry *e);
+
+/* The newest expired entry, the one tw_pop_expired() takes last, or NULL. */
+struct tw_entry *tw_last_expired(struct tw_wheel *w);
+
+/* The dump of a wheel whose every entry has been listed (see tw_dump()). */
+#define TW_DUMP_END	(~0ULL)
+
+/*
+ * List live entries in the order of their index key (63 bits of the
+ * keyed hash of the id: fixed for the wheel's life, whatever the index's
+ * size), from key *@pos on: fills @out with up to @max entries, in key
+ * order, never splitting a group of entries with equal keys, and moves
+ * *@pos past them (to TW_DUMP_END once every key has been looked at).
+ * Looks at about @budget index buckets at most, so it may fill fewer
+ * than @max, or none, before the end. Returns the number filled, or
+ * -EOVERFLOW if @max is too small for the first group, or -EINVAL for a
+ * *@pos that is no key nor TW_DUMP_END. An entry live throughout a
+ * series of calls that pass *@pos on is listed exactly once.
+ */
+int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+	    unsigned int budget);
 
 #endif /* TWHEEL_WHEEL_H */

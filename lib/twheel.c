@@ -2,7 +2,8 @@
 /*
  * libtwheel: the system calls behind lib/twheel.h.
  *
- * Each function is one open(2), ioctl(2), read(2) or clock_gettime(2).
+ * Each function is one open(2), ioctl(2), read(2), mmap(2), munmap(2) or
+ * clock_gettime(2).
  * The kernel's -1/errno convention is turned into a -errno return in one
  * place, sys_ret(), so that no caller ever has to look at errno.
  */
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "twheel.h"
@@ -122,4 +124,46 @@ uint64_t twheel_now(clockid_t clockid)
 	if (clock_gettime(clockid, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int twheel_dump(int fd, struct twheel_dump_entry *entries, unsigned int count,
+		uint64_t *cursor)
+{
+	struct twheel_dump_args args = {
+		.entries = (uint64_t)(uintptr_t)entries,
+		.cursor = *cursor,
+		.count = count,
+	};
+	long ret = sys_ret(ioctl(fd, TWHEEL_IOC_DUMP, &args));
+
+	if (ret >= 0)
+		*cursor = args.cursor;
+	return ret;
+}
+
+int twheel_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
+		     struct twheel_touch *touch)
+{
+	size_t len = (size_t)nr_slots * sizeof(*touch->slots);
+	void *p;
+
+	if (!nr_slots)
+		return -EINVAL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	touch->slots = p;
+	touch->nr_slots = nr_slots;
+	touch->clockid = clockid;
+	touch->map_len = len;
+	return 0;
+}
+
+int twheel_touch_unmap(struct twheel_touch *touch)
+{
+	int ret = sys_ret(munmap(touch->slots, touch->map_len));
+
+	if (!ret)
+		touch->slots = NULL;
+	return ret;
 }

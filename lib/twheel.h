@@ -3,7 +3,8 @@
  * libtwheel: a thin C library over /dev/twheel.
  *
  * Each function is one system call (or none: the twheel_prep_*() helpers
- * only fill a struct twheel_op for twheel_batch()). Every function that
+ * only fill a struct twheel_op for twheel_batch(), and twheel_touch() is
+ * a clock read and a store into the mapped touch table). Every function that
  * can fail returns a value >= 0 on success and a negative errno on
  * failure; errno itself is left as the system call left it and is never
  * the way an answer is given. The library keeps no state, starts no
@@ -70,6 +71,46 @@ int twheel_read_events(int fd, struct twheel_event *events, unsigned int max);
  */
 uint64_t twheel_now(clockid_t clockid);
 
+/*
+ * TWHEEL_IOC_DUMP: list up to @count live ids from *@cursor (0 to begin)
+ * and move the cursor on. Returns how many were written (maybe 0 before
+ * the end), or -errno. The dump is over when *@cursor == TWHEEL_DUMP_END.
+ */
+int twheel_dump(int fd, struct twheel_dump_entry *entries, unsigned int count,
+		uint64_t *cursor);
+
+/* A mapped touch table (see "Touch table" in <linux/twheel.h>). */
+struct twheel_touch {
+	uint64_t *slots;	/* nr_slots stamps, shared with the kernel */
+	uint32_t nr_slots;
+	clockid_t clockid;	/* the wheel's clock */
+	size_t map_len;
+};
+
+/*
+ * Map the touch table of @fd, a wheel set up with TWHEEL_SETUPF_TOUCH and
+ * @nr_slots slots on @clockid. 0 or -errno.
+ */
+int twheel_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
+		     struct twheel_touch *touch);
+int twheel_touch_unmap(struct twheel_touch *touch);
+
+/* Refresh the id bound to @slot with the time @now_ns: one store. */
+static inline void twheel_touch_at(const struct twheel_touch *touch, uint32_t slot,
+				   uint64_t now_ns)
+{
+	__atomic_store_n(&touch->slots[slot], now_ns, __ATOMIC_RELAXED);
+}
+
+/* Refresh the id bound to @slot: a vDSO clock read and a store. */
+static inline void twheel_touch(const struct twheel_touch *touch, uint32_t slot)
+{
+	struct timespec ts;
+
+	clock_gettime(touch->clockid, &ts);
+	twheel_touch_at(touch, slot, (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec);
+}
+
 /* Fill @op for twheel_batch(). Nothing is sent. */
 static inline void twheel_prep_op(struct twheel_op *op, uint32_t code,
 				  uint64_t id, uint64_t timeout_ns,
@@ -105,6 +146,33 @@ static inline void twheel_prep_cancel(struct twheel_op *op, uint64_t id)
 static inline void twheel_prep_query(struct twheel_op *op, uint64_t id)
 {
 	twheel_prep_op(op, TWHEEL_OP_QUERY, id, TWHEEL_TIMEOUT_DEFAULT, 0);
+}
+
+/* ADD with an absolute deadline on the wheel's clock (TWHEEL_OPF_ABSTIME). */
+static inline void twheel_prep_add_at(struct twheel_op *op, uint64_t id,
+				      uint64_t deadline_ns)
+{
+	twheel_prep_op(op, TWHEEL_OP_ADD, id, TWHEEL_TIMEOUT_DEFAULT, TWHEEL_OPF_ABSTIME);
+	op->timeout_ns = deadline_ns;
+}
+
+/* REFRESH to an absolute deadline; @flags: 0 or TWHEEL_OPF_ADD_IF_ABSENT. */
+static inline void twheel_prep_refresh_at(struct twheel_op *op, uint64_t id,
+					  uint64_t deadline_ns, uint32_t flags)
+{
+	twheel_prep_op(op, TWHEEL_OP_REFRESH, id, TWHEEL_TIMEOUT_DEFAULT,
+		       flags | TWHEEL_OPF_ABSTIME);
+	op->timeout_ns = deadline_ns;
+}
+
+/*
+ * Make a prepared ADD or REFRESH also bind its id to touch slot @slot
+ * (TWHEEL_SLOT_NONE unbinds).
+ */
+static inline void twheel_prep_bind(struct twheel_op *op, uint32_t slot)
+{
+	op->flags |= TWHEEL_OPF_TOUCH;
+	op->slot = slot;
 }
 
 #ifdef __cplusplus

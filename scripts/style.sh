@@ -14,8 +14,11 @@
 #                  (LINUX_VERSION_CODE < KERNEL_VERSION(x, y, z)).
 #   uapi/          BIT_MACRO: BIT() is kernel-internal and the uapi
 #                  header is included by userspace.
-#   kmod/wheel.h   BIT_MACRO: also compiled on the host for the core's
+#   kmod/wheel.[ch] BIT_MACRO: also compiled on the host for the core's
 #                  tests (tests/core/host.h has no BIT()).
+#   kmod/trace.h   OPEN_ENDED_LINE, PARENTHESIS_ALIGNMENT: TRACE_EVENT()
+#                  laid out as the kernel's own include/trace/events/*.h
+#                  (TP_PROTO(, TP_STRUCT__entry( ... on lines of their own).
 #   lib/           PREFER_KERNEL_TYPES: a userspace library, where the
 #                  <stdint.h> types are the right ones.
 set -eu
@@ -31,7 +34,8 @@ echo "# checkpatch.pl --strict of $(. "$cache/linux-source/env" && echo "$packag
 ignores() {
 	case $1 in
 	kmod/compat.h) echo LINUX_VERSION_CODE,CONSTANT_COMPARISON ;;
-	uapi/*|kmod/wheel.h) echo BIT_MACRO ;;
+	uapi/*|kmod/wheel.[ch]) echo BIT_MACRO ;;
+	kmod/trace.h) echo OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT ;;
 	lib/*) echo PREFER_KERNEL_TYPES ;;
 	esac
 }

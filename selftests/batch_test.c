@@ -99,7 +99,7 @@ TEST_F(wheel, failing_ops_do_not_stop_the_batch)
 	ops[2].op = 77;						/* EINVAL */
 	twheel_prep_refresh(&ops[3], 3, TWHEEL_TIMEOUT_DEFAULT, 0); /* ENOENT */
 	twheel_prep_add(&ops[4], 4, TWHEEL_TIMEOUT_DEFAULT);
-	ops[4].pad = 1;						/* EINVAL */
+	ops[4].slot = 1;						/* EINVAL */
 	twheel_prep_cancel(&ops[5], 5);				/* ENOENT */
 	twheel_prep_query(&ops[6], 1);
 	ops[6].timeout_ns = 1;					/* EINVAL */

@@ -12,19 +12,6 @@
 #define TICK_NS		(2 * NSEC_PER_MSEC)
 #define PARAM_DIR	"/sys/module/twheel/parameters/"
 
-static int param_write(const char *name, unsigned long long val)
-{
-	FILE *f = fopen(name, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%llu\n", val) > 0 ? 0 : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
-}
-
 FIXTURE(caps) {
 	unsigned long long total, per_wheel;
 };
@@ -42,9 +29,9 @@ FIXTURE_SETUP(caps)
 FIXTURE_TEARDOWN(caps)
 {
 	if (self->total)
-		param_write(PARAM_DIR "max_entries_total", self->total);
+		module_param_set("max_entries_total", self->total);
 	if (self->per_wheel)
-		param_write(PARAM_DIR "max_entries_per_wheel", self->per_wheel);
+		module_param_set("max_entries_per_wheel", self->per_wheel);
 }
 
 TEST_F(caps, global_cap_spans_all_wheels)
@@ -55,7 +42,7 @@ TEST_F(caps, global_cap_spans_all_wheels)
 
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
-	ASSERT_EQ(0, param_write(PARAM_DIR "max_entries_total", 100));
+	ASSERT_EQ(0, module_param_set("max_entries_total", 100));
 	for (i = 0; i < 60; i++)
 		ASSERT_EQ(0, twheel_add(a, i, 10 * NSEC_PER_SEC)) TH_LOG("a %u", i);
 	for (i = 0; i < 40; i++)
@@ -83,7 +70,7 @@ TEST_F(caps, global_cap_counts_unread_events)
 	unsigned int i;
 
 	ASSERT_LE(0, a);
-	ASSERT_EQ(0, param_write(PARAM_DIR "max_entries_total", 10));
+	ASSERT_EQ(0, module_param_set("max_entries_total", 10));
 	for (i = 0; i < 10; i++)
 		ASSERT_EQ(0, twheel_add(a, i, 0));
 	EXPECT_EQ(10, wait_waiting(a, 10));
@@ -99,7 +86,7 @@ TEST_F(caps, per_wheel_param_bounds_setup)
 	int fd = twheel_open(0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, param_write(PARAM_DIR "max_entries_per_wheel", 50));
+	ASSERT_EQ(0, module_param_set("max_entries_per_wheel", 50));
 	EXPECT_EQ(-EINVAL, twheel_setup(fd, TICK_NS, NSEC_PER_SEC,
 					CLOCK_MONOTONIC, 51));
 	EXPECT_EQ(0, twheel_setup(fd, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
@@ -113,7 +100,7 @@ TEST_F(caps, per_wheel_cap_is_fixed_at_setup)
 	unsigned int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, param_write(PARAM_DIR "max_entries_per_wheel", 5));
+	ASSERT_EQ(0, module_param_set("max_entries_per_wheel", 5));
 	for (i = 0; i < 20; i++)
 		EXPECT_EQ(0, twheel_add(fd, i, NSEC_PER_SEC)) TH_LOG("id %u", i);
 	EXPECT_EQ(-ENOSPC, twheel_add(fd, 20, NSEC_PER_SEC));

@@ -385,7 +385,7 @@ TEST_F(wheel, pad_nonzero_is_einval)
 	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
 	for (code = TWHEEL_OP_ADD; code <= TWHEEL_OP_QUERY; code++) {
 		op_init(&op, code, code == TWHEEL_OP_ADD ? 2 : 1, 0, 0);
-		op.pad = 1;
+		op.slot = 1;
 		EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op))
 			TH_LOG("op %u", code);
 	}
@@ -592,7 +592,7 @@ TEST_F(wheel, library_helpers_fill_ops)
 	EXPECT_EQ(5, op.id);
 	EXPECT_EQ(0, op.flags);
 	EXPECT_EQ(0, op.timeout_ns);
-	EXPECT_EQ(0, op.pad);
+	EXPECT_EQ(0, op.slot);
 	twheel_prep_refresh(&op, 6, 0, TWHEEL_OPF_ADD_IF_ABSENT);
 	EXPECT_EQ(TWHEEL_OP_REFRESH, op.op);
 	EXPECT_EQ(TWHEEL_OPF_ADD_IF_ABSENT | TWHEEL_OPF_TIMEOUT, op.flags);

@@ -21,6 +21,7 @@
 #define SCALE_SLACK_NS	(20 * NSEC_PER_SEC)
 
 FIXTURE(big) {
+	unsigned long long user_max;
 	int fd;
 	struct twheel_op *ops;
 	struct twheel_event *ev;
@@ -35,6 +36,9 @@ FIXTURE_SETUP(big)
 	self->deadline = calloc(NR_MILLION, sizeof(*self->deadline));
 	self->seen = calloc(NR_MILLION, 1);
 	ASSERT_TRUE(self->ops && self->ev && self->deadline && self->seen);
+	/* The default per-user limit of a small VM is below a million. */
+	self->user_max = module_param("max_user_entries", 0);
+	ASSERT_EQ(0, module_param_set("max_user_entries", 4ULL * NR_MILLION));
 	self->fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, 0);
 	ASSERT_LE(0, self->fd) TH_LOG("wheel: %s", strerror(-self->fd));
 }
@@ -42,6 +46,8 @@ FIXTURE_SETUP(big)
 FIXTURE_TEARDOWN(big)
 {
 	close(self->fd);
+	if (self->user_max)
+		module_param_set("max_user_entries", self->user_max);
 }
 
 /* Scatter the ids over the u64 space; the test maps them back by index. */

@@ -162,9 +162,9 @@ TEST_F(fresh, flags_nonzero_is_einval)
 
 TEST_F(fresh, pad_nonzero_is_einval)
 {
-	self->args.pad = 1;
+	self->args.touch_slots = 1;
 	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
-	self->args.pad = 0x80000000;
+	self->args.touch_slots = 0x80000000;
 	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
 }
 
@@ -198,10 +198,10 @@ TEST_F(fresh, max_entries_zero_selects_param)
 
 TEST_F(fresh, failed_setup_leaves_wheel_unset)
 {
-	self->args.pad = 1;
+	self->args.touch_slots = 1;
 	ASSERT_EQ(EINVAL, setup_errno(self->fd, &self->args));
 	EXPECT_EQ(-EBADFD, twheel_add(self->fd, 1, TWHEEL_TIMEOUT_DEFAULT));
-	self->args.pad = 0;
+	self->args.touch_slots = 0;
 	EXPECT_EQ(0, setup_errno(self->fd, &self->args));
 }
 

@@ -89,7 +89,7 @@ static inline void op_init(struct twheel_op *op, uint32_t code, uint64_t id,
 	op->id = id;
 	op->flags = flags;
 	op->timeout_ns = timeout_ns;
-	op->pad = 0;
+	op->slot = 0;
 }
 
 /*
@@ -190,6 +190,23 @@ static inline unsigned long long module_param(const char *name,
 		val = dflt;
 	fclose(f);
 	return val;
+}
+
+/* Set a module parameter of twheel (needs root); 0 or -errno. */
+static inline int module_param_set(const char *name, unsigned long long val)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/twheel/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%llu\n", val) > 0 ? 0 : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
 }
 
 /* xorshift64*: reproducible pseudo-random numbers for test inputs. */

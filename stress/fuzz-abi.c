@@ -183,7 +183,7 @@ static void fill_op(struct twheel_op *op)
 	op->op = r < 90 ? 1 + rnd_below(&rs, 4) : (uint32_t)rnd_next(&rs);
 	op->flags = rnd_below(&rs, 100) < 85 ? rnd_below(&rs, 4) : (uint32_t)rnd_next(&rs);
 	op->timeout_ns = op->flags & TWHEEL_OPF_TIMEOUT || rnd_below(&rs, 10) == 0 ? pick_timeout() : 0;
-	op->pad = rnd_below(&rs, 100) < 92 ? 0 : (uint32_t)rnd_next(&rs);
+	op->slot = rnd_below(&rs, 100) < 92 ? 0 : (uint32_t)rnd_next(&rs);
 	op->result = 0x5a5a5a5a;
 }
 
@@ -205,7 +205,7 @@ static void check_op(const struct twheel_op *b, const struct twheel_op *a, int w
 		return;
 	}
 	if (a->id != b->id || a->timeout_ns != b->timeout_ns || a->op != b->op ||
-	    a->flags != b->flags || a->pad != b->pad)
+	    a->flags != b->flags || a->slot != b->slot)
 		report(R_STRAY, "%s: input fields changed", what);
 	for (i = 0; i < 6; i++)
 		ok |= a->result == res_ok[i];
@@ -230,7 +230,8 @@ static void check_op(const struct twheel_op *b, const struct twheel_op *a, int w
 
 static void do_setup(void)
 {
-	static const int errs[] = { EINVAL, EFAULT, EBUSY };
+	/* ENOSPC, ENOMEM: a touch table past the user's limit or memory. */
+	static const int errs[] = { EINVAL, EFAULT, EBUSY, ENOSPC, ENOMEM };
 	struct twheel_setup_args args;
 	enum ptr_kind kind;
 	uint8_t *p = pick_ptr(sizeof(args), &kind);
@@ -245,7 +246,7 @@ static void do_setup(void)
 					  : (uint32_t)rnd_next(&rs);
 	args.max_entries = rnd_below(&rs, 4) ? rnd_below(&rs, 2) * 4096 : (uint32_t)rnd_next(&rs);
 	args.flags = rnd_below(&rs, 10) ? 0 : (uint32_t)rnd_next(&rs);
-	args.pad = rnd_below(&rs, 10) ? 0 : (uint32_t)rnd_next(&rs);
+	args.touch_slots = rnd_below(&rs, 10) ? 0 : (uint32_t)rnd_next(&rs);
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(p, &args, sizeof(args));
@@ -254,7 +255,7 @@ static void do_setup(void)
 	ret = ioctl(fd, TWHEEL_IOC_SETUP, p);
 	err = errno;
 	calls++;
-	check_errno(ret, err, errs, 3, "SETUP");
+	check_errno(ret, err, errs, 5, "SETUP");
 	if (ret > 0)
 		report(R_ERRNO, "SETUP returned %d", ret);
 	if (kind == P_VALID && memcmp(p, saved, CHECK_LEN))

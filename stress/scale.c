@@ -28,7 +28,12 @@
 
 #define BATCH		65536
 #define READ_BYTES	(1 << 20)
-#define PARAM_PER_WHEEL	"/sys/module/twheel/parameters/max_entries_per_wheel"
+/* The caps n_ids must fit under: raised for the run, restored after. */
+static const char *const caps[] = {
+	"/sys/module/twheel/parameters/max_entries_per_wheel",
+	"/sys/module/twheel/parameters/max_user_entries",
+	"/sys/module/twheel/parameters/max_entries_total",
+};
 
 static int fd;
 static uint64_t n_ids;
@@ -180,7 +185,9 @@ static uint64_t short_spread(uint64_t id)
 int main(int argc, char **argv)
 {
 	uint64_t want = arg_or_env(argc, argv, "TWHEEL_SCALE_IDS", default_ids());
-	long long avail = meminfo("MemAvailable:"), vm0, vm1, slab0, slab1, saved_cap = -1;
+	long long avail = meminfo("MemAvailable:"), vm0, vm1, slab0, slab1;
+	long long saved_cap[sizeof(caps) / sizeof(caps[0])];
+	unsigned int i;
 	struct twheel_op *ops = calloc(BATCH, sizeof(*ops));
 	uint64_t t0, t1, t2, bad_add, bad_ref, bad_batches = 0, lost, bytes_per_id;
 	struct slabstat s0, s1;
@@ -200,10 +207,14 @@ int main(int argc, char **argv)
 		perror("calloc");
 		return 2;
 	}
-	if ((long long)n_ids > read_ll(PARAM_PER_WHEEL)) {
-		saved_cap = read_ll(PARAM_PER_WHEEL);
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n_ids);
-		write_file(PARAM_PER_WHEEL, buf);
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		saved_cap[i] = read_ll(caps[i]);
+		if ((long long)n_ids > saved_cap[i]) {
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n_ids);
+			write_file(caps[i], buf);
+		} else {
+			saved_cap[i] = -1;
+		}
 	}
 	fd = tw_open(O_NONBLOCK | O_CLOEXEC, MS, 3600000 * MS, 0);
 	if (fd < 0) {
@@ -259,9 +270,11 @@ int main(int argc, char **argv)
 		   fdinfo_get(fd, "expired_total") == (long long)n_ids,
 		   "wheel empty, expired_total %lld", fdinfo_get(fd, "expired_total"));
 	close(fd);
-	if (saved_cap >= 0) {
-		snprintf(buf, sizeof(buf), "%lld", saved_cap);
-		write_file(PARAM_PER_WHEEL, buf);
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		if (saved_cap[i] >= 0) {
+			snprintf(buf, sizeof(buf), "%lld", saved_cap[i]);
+			write_file(caps[i], buf);
+		}
 	}
 	printf("scale: ids=%llu bytes_per_id=%llu lost=%llu\n", (unsigned long long)n_ids,
 	       (unsigned long long)bytes_per_id, (unsigned long long)lost);

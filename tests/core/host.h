@@ -2,7 +2,7 @@
 /*
  * The few kernel helpers kmod/wheel.c uses, for building it into host
  * programs (unit tests, fuzzer, benchmark). Semantics follow the kernel's
- * include/linux/list.h, hash.h and bitops.h; only what wheel.c needs.
+ * include/linux/list.h, siphash.h and bitops.h; only what wheel.c needs.
  */
 #ifndef TWHEEL_HOST_H
 #define TWHEEL_HOST_H
@@ -111,6 +111,7 @@ static inline void list_move_tail(struct list_head *e, struct list_head *h)
 }
 #define list_entry(ptr, type, member)	container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
+#define list_last_entry(h, type, member) list_entry((h)->prev, type, member)
 #define list_first_entry_or_null(h, type, member) \
 	(list_empty(h) ? NULL : list_first_entry(h, type, member))
 #define list_next_entry(pos, member) \
@@ -121,11 +122,43 @@ static inline void list_move_tail(struct list_head *e, struct list_head *h)
 	     &pos->member != (head);					\
 	     pos = n, n = list_next_entry(n, member))
 
-/* include/linux/hash.h */
-#define GOLDEN_RATIO_64 0x61C8864680B583EBull
-static inline u32 hash_64(u64 val, unsigned int bits)
+/*
+ * include/linux/siphash.h: SipHash-2-4 of one 64-bit word, as
+ * siphash_1u64() computes it (the word taken as 8 little-endian bytes).
+ */
+typedef struct {
+	u64 key[2];
+} siphash_key_t;
+
+#define TW_HOST_ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
+#define TW_HOST_SIPROUND(v0, v1, v2, v3) do {				\
+	v0 += v1; v1 = TW_HOST_ROTL(v1, 13); v1 ^= v0; v0 = TW_HOST_ROTL(v0, 32); \
+	v2 += v3; v3 = TW_HOST_ROTL(v3, 16); v3 ^= v2;			\
+	v0 += v3; v3 = TW_HOST_ROTL(v3, 21); v3 ^= v0;			\
+	v2 += v1; v1 = TW_HOST_ROTL(v1, 17); v1 ^= v2; v2 = TW_HOST_ROTL(v2, 32); \
+} while (0)
+
+static inline u64 siphash_1u64(u64 m, const siphash_key_t *key)
 {
-	return (u32)((val * GOLDEN_RATIO_64) >> (64 - bits));
+	u64 v0 = key->key[0] ^ 0x736f6d6570736575ULL;
+	u64 v1 = key->key[1] ^ 0x646f72616e646f6dULL;
+	u64 v2 = key->key[0] ^ 0x6c7967656e657261ULL;
+	u64 v3 = key->key[1] ^ 0x7465646279746573ULL;
+	u64 b = 8ULL << 56;	/* the length in the last block */
+	int i;
+
+	v3 ^= m;
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+	v3 ^= b;
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		TW_HOST_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
 }
 
 /* include/linux/bitops.h */

@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "wheel.h"
+#include "core_util.h"
 
 unsigned long tw_host_fail_alloc;
 
@@ -87,7 +87,7 @@ static struct tw_entry *add_id(struct tw_wheel *w, u64 id, u64 expires)
 	if (tw_lookup(w, id))
 		return NULL;
 	e = ent_new(id);
-	if (tw_add(w, e, expires)) {
+	if (tw_test_add(w, e, expires)) {
 		free(e);
 		return NULL;
 	}
@@ -98,6 +98,16 @@ static struct tw_entry *add_id(struct tw_wheel *w, u64 id, u64 expires)
 static bool advance_all(struct tw_wheel *w, u64 now)
 {
 	return tw_advance(w, now, UINT_MAX, now);
+}
+
+/* Count what is on the expired list, taking it off; entries not freed. */
+static u64 drain_free_none(struct tw_wheel *w)
+{
+	u64 n = 0;
+
+	while (tw_pop_expired(w))
+		n++;
+	return n;
 }
 
 /* Count (and free) what is on the expired list. */
@@ -118,7 +128,7 @@ static int test_add_lookup_rearm_remove(void)
 	struct tw_wheel w;
 	struct tw_entry *a, *b;
 
-	tw_init(&w, 1000);
+	tw_init(&w, 1000, &tw_test_key);
 	CHECK(w.clk == 1000);
 	CHECK(tw_lookup(&w, 7) == NULL);
 	a = add_id(&w, 7, 1010);
@@ -148,7 +158,7 @@ static int test_add_existing_id_is_callers_check(void)
 	struct tw_wheel w;
 	struct tw_entry *a, *b;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	a = add_id(&w, 42, 10);
 	CHECK(a);
 	/* The caller's check: lookup finds the live entry, so no add. */
@@ -171,7 +181,7 @@ static int test_refresh_in_expiry_tick_before_advance_moves_it(void)
 	struct tw_wheel w;
 	struct tw_entry *a;
 
-	tw_init(&w, 99);
+	tw_init(&w, 99, &tw_test_key);
 	a = add_id(&w, 1, 100);
 	CHECK(a);
 	/* Tick 100 has come but not been processed: the refresh wins. */
@@ -192,7 +202,7 @@ static int test_refresh_in_expiry_tick_after_advance_finds_nothing(void)
 	struct tw_wheel w;
 	struct tw_entry *a;
 
-	tw_init(&w, 99);
+	tw_init(&w, 99, &tw_test_key);
 	a = add_id(&w, 1, 100);
 	CHECK(a);
 	CHECK(advance_all(&w, 100));
@@ -209,7 +219,7 @@ static int test_cancel_of_expired_id_finds_nothing(void)
 	struct tw_wheel w;
 	struct tw_entry *a, *b;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	a = add_id(&w, 5, 3);
 	b = add_id(&w, 6, 50);
 	CHECK(a && b);
@@ -238,10 +248,10 @@ static int test_never_early_at_most_one_tick_late(void)
 	unsigned int i;
 
 	CHECK(ents);
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	for (i = 0; i < N; i++) {
 		ents[i].id = i;
-		CHECK(tw_add(&w, &ents[i], start + rnd_range(SPAN)) == 0);
+		CHECK(tw_test_add(&w, &ents[i], start + rnd_range(SPAN)) == 0);
 	}
 	/* One tick at a time: each entry comes out on its own tick. */
 	for (now = start + 1; now <= start + SPAN; now++) {
@@ -267,7 +277,7 @@ static int test_deadline_order_across_levels_and_cascades(void)
 	unsigned int i;
 
 	CHECK(ents);
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	for (i = 0; i < N; i++) {
 		/* Spread over every level: 1 .. 2^(6 * level + 6). */
 		u64 span = 1ull << (6 * (i % TW_LEVELS) + 6);
@@ -275,7 +285,7 @@ static int test_deadline_order_across_levels_and_cascades(void)
 		ents[i].id = i;
 		if (span > TW_MAX_DELTA)
 			span = TW_MAX_DELTA;
-		CHECK(tw_add(&w, &ents[i], start + rnd_range(span)) == 0);
+		CHECK(tw_test_add(&w, &ents[i], start + rnd_range(span)) == 0);
 	}
 	/* A few big steps, each with all the cascades it implies. */
 	for (i = 1; i <= 16; i++) {
@@ -302,7 +312,7 @@ static int test_empty_ticks_cost_nothing(void)
 	u64 start = 5000, t;
 	int calls;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	/* An empty wheel jumps 10^6 ticks in one call with budget 1. */
 	CHECK(tw_advance(&w, start + 1000000, 1, 0));
 	CHECK(w.clk == start + 1000000);
@@ -350,12 +360,12 @@ static int test_chunked_expiry_of_1e6_same_deadline(void)
 	bool done = false;
 
 	CHECK(ents && seen);
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	for (i = 0; i < N; i++) {
 		ents[i].id = rnd();
 		if (tw_lookup(&w, ents[i].id))
 			ents[i].id = i;		/* a 64-bit collision; rare */
-		CHECK(tw_add(&w, &ents[i], start + 100000) == 0);
+		CHECK(tw_test_add(&w, &ents[i], start + 100000) == 0);
 	}
 	CHECK(w.nr_live == N);
 	while (!done) {
@@ -394,7 +404,7 @@ static int test_cascade_cut_by_budget_then_continued_with_changes(void)
 	unsigned int i, calls = 0, live = N, added = N, cut_cascades = 0;
 	bool done = false;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	/* Far (level 2 and 3) entries, so getting there means cascading. */
 	for (i = 0; i < N; i++) {
 		ents[i] = add_id(&w, i, start + 5000 + rnd_range(295000));
@@ -467,7 +477,7 @@ static int test_tick_counter_wraps(void)
 	u64 start = UINT64_MAX - 1000, prev = start, now;
 	unsigned int i, n = 0;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	for (i = 0; i < 3000; i++)
 		CHECK(add_id(&w, i, start + rnd_range(i < 2000 ? 5000 : 1u << 20)));
 	/* Deadlines on both sides of 2^64; order is the wrapping one. */
@@ -494,7 +504,7 @@ static int test_ids_0_and_u64_max(void)
 	struct tw_wheel w;
 	struct tw_entry *a, *b;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	a = add_id(&w, 0, 5);
 	b = add_id(&w, UINT64_MAX, 6);
 	CHECK(a && b);
@@ -529,7 +539,7 @@ static int test_timeout_0_and_max_delta(void)
 	struct tw_entry *a, *b, *c;
 	u64 start = 1ull << 33;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	a = add_id(&w, 1, start);			/* timeout 0 */
 	b = add_id(&w, 2, start + TW_MAX_DELTA);
 	c = add_id(&w, 3, start + TW_MAX_DELTA + 12345);
@@ -554,7 +564,7 @@ static int test_expires_in_the_past_is_clamped_to_next_tick(void)
 	struct tw_entry *a, *b, *c;
 	u64 start = 1ull << 50;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	a = add_id(&w, 1, start - 1000);
 	b = add_id(&w, 2, start - (1ull << 40));
 	c = add_id(&w, 3, start + 500);
@@ -576,10 +586,10 @@ static int test_index_grows_to_1e6_and_shrinks_back(void)
 	unsigned int i, grown_bits;
 
 	CHECK(ents);
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	for (i = 0; i < N; i++) {
 		ents[i].id = (u64)i * 0x9e3779b97f4a7c15ull;
-		CHECK(tw_add(&w, &ents[i], 1 + i % 100000) == 0);
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 100000) == 0);
 	}
 	for (i = 0; i < N; i += 997)
 		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
@@ -594,7 +604,7 @@ static int test_index_grows_to_1e6_and_shrinks_back(void)
 		CHECK(tw_lookup(&w, ents[i % KEEP].id) == &ents[i % KEEP]);
 	for (i = 0; i < 100000; i++) {
 		tw_remove(&w, &ents[i % KEEP]);
-		CHECK(tw_add(&w, &ents[i % KEEP], 1 + i % 1000) == 0);
+		CHECK(tw_test_add(&w, &ents[i % KEEP], 1 + i % 1000) == 0);
 	}
 	CHECK(w.index.old == NULL);
 	/* Shrunk to at most 8 buckets an entry (then it stops shrinking). */
@@ -602,6 +612,222 @@ static int test_index_grows_to_1e6_and_shrinks_back(void)
 	CHECK(w.index.cur_bits < grown_bits - 8);
 	for (i = 0; i < N; i++)
 		CHECK(tw_lookup(&w, ents[i].id) == (i < KEEP ? &ents[i] : NULL));
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
+ * Ids a user picks to collide under the public hash_64() (multiples of
+ * the inverse of its golden-ratio constant all land in bucket 0 at every
+ * table size) spread over the keyed index like random ones.
+ */
+static int test_chosen_ids_spread_over_the_keyed_index(void)
+{
+	enum { N = 100000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	unsigned long b, longest = 0;
+	unsigned int i;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < N; i++) {
+		ents[i].id = (u64)i * 0x0e217c1e66c88cc3ull;
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 1000) == 0);
+	}
+	/* Finish any resize so every entry is in the current table. */
+	for (i = 0; w.index.old && i < N; i++)
+		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
+	CHECK(!w.index.old);
+	for (b = 0; b < (1ul << w.index.cur_bits); b++) {
+		unsigned long len = 0;
+		struct tw_entry *e;
+
+		for (e = w.index.cur[b]; e; e = e->hnext)
+			len++;
+		if (len > longest)
+			longest = len;
+	}
+	/* Load about 1.5: random chains of 65536 buckets stay below 16. */
+	CHECK(longest < 16);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
+ * The core never allocates: with every allocation failing and no table
+ * offered, adds go on up to 8 a bucket, removes and expiry never fail.
+ */
+static int test_core_never_allocates(void)
+{
+	enum { N = 2000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	unsigned int i, added = 0;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	CHECK(tw_index_wanted(&w) == 6);
+	/* A table of another size than the one asked for is refused. */
+	{
+		struct tw_entry **t = tw_index_alloc(7);
+
+		CHECK(t && !tw_index_offer(&w, t, 7));
+		tw_index_free(t);
+	}
+	CHECK(tw_test_prepare(&w) == 0 && tw_index_wanted(&w) == 0);
+	tw_host_fail_alloc = ULONG_MAX;
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		if (tw_add(&w, &ents[i], 1 + i % 50) == 0)
+			added++;
+	}
+	/* 64 buckets, 8 a bucket. */
+	CHECK(added == 512 && tw_index_wanted(&w) == 7);
+	for (i = 0; i < added; i += 2)
+		tw_remove(&w, &ents[i]);
+	CHECK(advance_all(&w, 50) && w.nr_expired == added / 2 && w.nr_live == 0);
+	tw_host_fail_alloc = 0;
+	CHECK(drain_free_none(&w) == added / 2);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+static int test_dump_of_empty_wheel_ends_at_once(void)
+{
+	struct tw_entry *out[4];
+	struct tw_wheel w;
+	u64 pos = 0;
+
+	tw_init(&w, 0, &tw_test_key);
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
+	CHECK(add_id(&w, 1, 10));
+	tw_remove(&w, tw_lookup(&w, 1));
+	pos = 0;
+	while (pos != TW_DUMP_END)
+		CHECK(tw_dump(&w, &pos, out, 4, 1) == 0);
+	/* A cursor that is no key: keys are 63 bits. */
+	pos = 1ULL << 63;
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == -EINVAL);
+	pos = TW_DUMP_END - 1;
+	CHECK(tw_dump(&w, &pos, out, 4, 100) == -EINVAL);
+	wheel_free(&w);
+	return 0;
+}
+
+/*
+ * A dump in small steps, while other ids come and go and the index grows
+ * and shrinks between steps: every id live throughout is listed exactly
+ * once, and nothing that was never live is.
+ */
+static int test_dump_lists_each_steady_id_once_across_resizes(void)
+{
+	enum { STEADY = 3000, CHURN = 20000, MAXOUT = 7 };
+	struct tw_entry *steady = calloc(STEADY, sizeof(*steady));
+	struct tw_entry *churn = calloc(CHURN, sizeof(*churn));
+	unsigned char *seen = calloc(STEADY, 1);
+	struct tw_entry *out[MAXOUT];
+	unsigned int i, calls = 0, c = 0, listed = 0;
+	struct tw_wheel w;
+	u64 pos = 0;
+
+	CHECK(steady && churn && seen);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < STEADY; i++) {
+		steady[i].id = i * 0x0e217c1e66c88cc3ull;
+		CHECK(tw_test_add(&w, &steady[i], 1 + i % 5000) == 0);
+	}
+	for (i = 0; i < CHURN; i++)
+		churn[i].id = (1ull << 63) | i;
+	while (pos != TW_DUMP_END) {
+		int n = tw_dump(&w, &pos, out, 1 + calls % MAXOUT, 1 + calls % 5);
+		int j;
+
+		CHECK(n >= 0 && calls++ < 1000000);
+		for (j = 0; j < n; j++) {
+			CHECK(tw_lookup(&w, out[j]->id) == out[j]);
+			if (out[j] >= steady && out[j] < steady + STEADY) {
+				seen[out[j] - steady]++;
+				listed++;
+			} else {
+				CHECK(out[j] >= churn && out[j] < churn + CHURN);
+			}
+		}
+		/* Grow to 23,000 ids, then shrink back to 3,000, twice over. */
+		if (c < CHURN) {
+			CHECK(tw_test_add(&w, &churn[c], 1 + c % 7000) == 0);
+		} else {
+			tw_remove(&w, &churn[c - CHURN]);
+			CHECK(tw_test_prepare(&w) == 0);
+		}
+		if (++c == 2 * CHURN)
+			c = 0;
+	}
+	for (i = 0; i < STEADY; i++)
+		CHECK(seen[i] == 1);
+	CHECK(listed == STEADY);
+	tw_destroy(&w, release_none, NULL);
+	free(steady);
+	free(churn);
+	free(seen);
+	return 0;
+}
+
+/* What the lazy hook of the next test decides, per id. */
+static u64 lazy_calls, lazy_rearms;
+static unsigned char lazy_done[1000];
+
+static bool lazy_even_ids_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp,
+			       u64 *expires)
+{
+	(void)stamp;
+	lazy_calls++;
+	/* Even ids live one more period of 100 ticks, once. */
+	if (e->id % 2 || lazy_done[e->id])
+		return false;
+	lazy_done[e->id] = 1;
+	*expires = w->clk + 100;
+	lazy_rearms++;
+	return true;
+}
+
+/*
+ * The lazy hook is asked once per entry whose deadline comes, before it
+ * expires; a re-armed entry stays live and is asked again at its new
+ * deadline.
+ */
+static int test_lazy_hook_rearms_instead_of_expiring(void)
+{
+	enum { N = 1000 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, odd = 0, even = 0;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	w.lazy = lazy_even_ids_once;
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 50) == 0);
+	}
+	CHECK(advance_all(&w, 50));
+	CHECK(lazy_calls == N && lazy_rearms == N / 2);
+	CHECK(w.nr_expired == N / 2 && w.nr_live == N / 2);
+	while ((e = tw_pop_expired(&w)))
+		odd += e->id % 2;
+	CHECK(odd == N / 2);
+	/* The re-armed ones come at their new deadline, asked once more. */
+	CHECK(advance_all(&w, 120) && w.nr_expired > 0 && w.nr_expired < N / 2);
+	CHECK(advance_all(&w, 150) && w.nr_expired == N / 2 && w.nr_live == 0);
+	CHECK(lazy_calls == N + N / 2 && lazy_rearms == N / 2);
+	while ((e = tw_pop_expired(&w)))
+		even += e->id % 2 == 0 && e->expires <= 150 && e->expires > 100;
+	CHECK(even == N / 2);
 	tw_destroy(&w, release_none, NULL);
 	free(ents);
 	return 0;
@@ -615,18 +841,20 @@ static int test_index_shrinks_then_grows_back(void)
 	unsigned int i, steps = 0;
 
 	CHECK(ents);
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	for (i = 0; i < N; i++) {
 		ents[i].id = i;
-		CHECK(tw_add(&w, &ents[i], 1 + i % 3000) == 0);
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 3000) == 0);
 	}
 	/* Remove until a shrink starts, then add everything back at once. */
-	for (i = N; i-- > 0 && !w.index.old; steps++)
+	for (i = N; i-- > 0 && !w.index.old; steps++) {
 		tw_remove(&w, &ents[i]);
+		CHECK(tw_test_prepare(&w) == 0);
+	}
 	CHECK(w.index.old != NULL);
 	for (; i < N; i++)
 		if (!tw_lookup(&w, ents[i].id))
-			CHECK(tw_add(&w, &ents[i], 1 + i % 3000) == 0);
+			CHECK(tw_test_add(&w, &ents[i], 1 + i % 3000) == 0);
 	CHECK(w.nr_live == N);
 	for (i = 0; i < N; i++)
 		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
@@ -654,7 +882,7 @@ static int test_destroy_releases_every_entry_once(void)
 	struct tw_wheel w;
 	unsigned int i;
 
-	tw_init(&w, 10);
+	tw_init(&w, 10, &tw_test_key);
 	for (i = 0; i < N; i++)
 		CHECK(add_id(&w, i, 10 + rnd_range(100000)));
 	CHECK(advance_all(&w, 10 + 50000));
@@ -680,16 +908,16 @@ static int test_alloc_failure_leaves_wheel_consistent(void)
 	u64 t;
 
 	CHECK(ents);
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	/* No memory for the first table: the first add fails cleanly. */
 	tw_host_fail_alloc = 1;
 	ents[0].id = 0;
-	CHECK(tw_add(&w, &ents[0], 1) == -ENOMEM);
+	CHECK(tw_test_add(&w, &ents[0], 1) == -ENOMEM);
 	CHECK(w.nr_live == 0 && tw_lookup(&w, 0) == NULL && !tw_next_event(&w, &t));
 	tw_host_fail_alloc = 0;
 	for (i = 0; i < FIRST; i++, n++) {
 		ents[i].id = i;
-		CHECK(tw_add(&w, &ents[i], 1 + i % 5000) == 0);
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 5000) == 0);
 	}
 	/* From now on every allocation fails: the index cannot grow. */
 	tw_host_fail_alloc = ULONG_MAX;
@@ -698,7 +926,7 @@ static int test_alloc_failure_leaves_wheel_consistent(void)
 		int ret;
 
 		ents[i].id = i;
-		ret = tw_add(&w, &ents[i], 1 + i % 5000);
+		ret = tw_test_add(&w, &ents[i], 1 + i % 5000);
 		if (ret) {
 			CHECK(ret == -ENOMEM);
 			CHECK(tw_lookup(&w, i) == NULL);
@@ -718,7 +946,7 @@ static int test_alloc_failure_leaves_wheel_consistent(void)
 		CHECK(e == NULL || e == &ents[i]);
 		/* Memory is back: what failed goes in now. */
 		if (!e)
-			CHECK(tw_add(&w, &ents[i], 1 + i % 5000) == 0);
+			CHECK(tw_test_add(&w, &ents[i], 1 + i % 5000) == 0);
 	}
 	CHECK(w.nr_live == N);
 	CHECK(tw_next_event(&w, &t) && tick_le(t, 1));
@@ -735,7 +963,7 @@ static int test_idle_to_moves_the_clock_only_when_nothing_is_due(void)
 	struct tw_entry *a;
 	u64 t;
 
-	tw_init(&w, 100);
+	tw_init(&w, 100, &tw_test_key);
 	/* An empty wheel follows the present. */
 	CHECK(tw_idle_to(&w, 5000) && w.clk == 5000);
 	/* An entry due at 5010 (level 0 from 5000): fine up to 5009. */
@@ -769,7 +997,7 @@ static int test_next_event_none_when_empty(void)
 	struct tw_entry *a;
 	u64 t = 12345;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	CHECK(!tw_next_event(&w, &t));
 	a = add_id(&w, 1, 10);
 	CHECK(a && tw_next_event(&w, &t));
@@ -790,7 +1018,7 @@ static int test_next_event_none_after_cut_advance_emptied(void)
 	struct tw_entry *a, *b;
 	u64 t;
 
-	tw_init(&w, 0);
+	tw_init(&w, 0, &tw_test_key);
 	a = add_id(&w, 1, 10);
 	b = add_id(&w, 2, 10);
 	CHECK(a && b);
@@ -814,14 +1042,14 @@ static int test_next_event_exact_for_level0_entry(void)
 	u64 t = 0;
 
 	/* 1000 is 15 * 64 + 40: ticks 1001 .. 1023 are on level 0. */
-	tw_init(&w, 1000);
+	tw_init(&w, 1000, &tw_test_key);
 	CHECK(add_id(&w, 1, 1023));
 	CHECK(tw_next_event(&w, &t) && t == 1023);
 	CHECK(add_id(&w, 2, 1005));
 	CHECK(tw_next_event(&w, &t) && t == 1005);
 	/* Past the run of 64, the next event is the cascade at 1024. */
 	wheel_free(&w);
-	tw_init(&w, 1023);
+	tw_init(&w, 1023, &tw_test_key);
 	CHECK(add_id(&w, 3, 1030));
 	CHECK(tw_next_event(&w, &t) && t == 1024);
 	CHECK(advance_all(&w, 1024) && w.nr_expired == 0);
@@ -835,7 +1063,7 @@ static int test_next_event_far_entry_cascades_before_deadline(void)
 	struct tw_wheel w;
 	u64 t = 0, dl = 7 + (1ull << 30) + 12345;
 
-	tw_init(&w, 7);
+	tw_init(&w, 7, &tw_test_key);
 	CHECK(add_id(&w, 1, dl));
 	CHECK(tw_next_event(&w, &t));
 	CHECK(!tick_le(t, w.clk) && tick_le(t, dl));
@@ -855,7 +1083,7 @@ static int test_next_event_never_after_earliest_deadline(void)
 	u64 start = UINT64_MAX - 100000, t, min;
 	unsigned int round, i;
 
-	tw_init(&w, start);
+	tw_init(&w, start, &tw_test_key);
 	for (round = 0; round < 300; round++) {
 		for (i = 0; i < 20; i++) {
 			unsigned int level = rnd() % TW_LEVELS;
@@ -904,6 +1132,11 @@ static const struct {
 	T(expires_in_the_past_is_clamped_to_next_tick),
 	T(index_grows_to_1e6_and_shrinks_back),
 	T(index_shrinks_then_grows_back),
+	T(chosen_ids_spread_over_the_keyed_index),
+	T(core_never_allocates),
+	T(dump_of_empty_wheel_ends_at_once),
+	T(dump_lists_each_steady_id_once_across_resizes),
+	T(lazy_hook_rearms_instead_of_expiring),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(idle_to_moves_the_clock_only_when_nothing_is_due),

@@ -8,6 +8,9 @@
  * 64-bit ids with deadlines (TWHEEL_IOC_OP, TWHEEL_IOC_BATCH) and reads
  * back one struct twheel_event per id whose deadline passed, with read(2),
  * in deadline order. poll/epoll report EPOLLIN while events wait.
+ * TWHEEL_IOC_DUMP lists the live ids; a wheel set up with a touch table
+ * (see "Touch table" below) is refreshed by plain stores into memory
+ * mapped from its fd.
  *
  * Rules for every command:
  *  - All times are nanoseconds on the wheel's clock (the clockid given at
@@ -39,6 +42,13 @@
 #define TWHEEL_MAX_TIMEOUT_TICKS	(1ULL << 32)
 #define TWHEEL_MAX_TIMEOUT_NS		(1ULL << 62)
 
+/* struct twheel_setup_args.flags */
+/* The wheel has a touch table of touch_slots slots (see "Touch table"). */
+#define TWHEEL_SETUPF_TOUCH	(1U << 0)
+
+/* Most slots a touch table may have (128 MiB of slots). */
+#define TWHEEL_TOUCH_MAX_SLOTS	(1U << 24)
+
 /**
  * struct twheel_setup_args - argument of TWHEEL_IOC_SETUP
  * @tick_ns:		precision of the wheel, TWHEEL_TICK_MIN_NS to
@@ -51,9 +61,13 @@
  * @max_entries:	cap on live ids plus undelivered events; operations
  *			that would exceed it fail with ENOSPC. 0 selects the
  *			module parameter max_entries_per_wheel, which is also
- *			the upper bound.
- * @flags:		must be 0.
- * @pad:		must be 0.
+ *			the upper bound. The entries of all wheels one user
+ *			opened are also capped together (module parameter
+ *			max_user_entries), and those of all wheels.
+ * @flags:		0 or TWHEEL_SETUPF_TOUCH.
+ * @touch_slots:	with TWHEEL_SETUPF_TOUCH, the number of slots of the
+ *			touch table, 1 to TWHEEL_TOUCH_MAX_SLOTS and at most
+ *			the wheel's cap; must be 0 otherwise.
  *
  * Setup is done once per wheel: a second call fails with EBUSY.
  */
@@ -63,7 +77,7 @@ struct twheel_setup_args {
 	__u32 clockid;
 	__u32 max_entries;
 	__u32 flags;
-	__u32 pad;
+	__u32 touch_slots;
 };
 
 /* Operation codes, struct twheel_op.op. */
@@ -79,26 +93,46 @@ enum twheel_op_code {
 #define TWHEEL_OPF_TIMEOUT		(1U << 0)
 /* REFRESH only: add the id when it is not live instead of ENOENT. */
 #define TWHEEL_OPF_ADD_IF_ABSENT	(1U << 1)
+/*
+ * ADD, REFRESH: timeout_ns holds an absolute deadline on the wheel's clock
+ * instead of a timeout (TWHEEL_OPF_TIMEOUT may be set too, or not). A
+ * deadline already past fires at the next tick; one further from now
+ * than the longest timeout is EINVAL.
+ */
+#define TWHEEL_OPF_ABSTIME		(1U << 2)
+/*
+ * ADD, REFRESH, on a wheel with a touch table: bind the id to touch slot
+ * @slot, or unbind it with TWHEEL_SLOT_NONE. Without this flag ADD leaves
+ * the id unbound and REFRESH leaves its binding as it was.
+ */
+#define TWHEEL_OPF_TOUCH		(1U << 3)
+
+/* No touch slot. */
+#define TWHEEL_SLOT_NONE		0xffffffffU
 
 /**
  * struct twheel_op - one operation on one id
  * @id:		the caller's id; every value, 0 and ~0 included, is valid.
  * @timeout_ns:	in, with TWHEEL_OPF_TIMEOUT: time from now to the
- *		deadline; 0 fires at the next tick. Must be 0 otherwise.
+ *		deadline; 0 fires at the next tick. With TWHEEL_OPF_ABSTIME:
+ *		the deadline itself. Must be 0 otherwise.
  * @deadline_ns: out: the id's deadline (on the tick grid) after the
  *		operation; for CANCEL, the deadline it had.
  * @remaining_ns: out: @deadline_ns minus the time of the operation,
  *		0 if that is already past.
  * @op:		enum twheel_op_code.
- * @flags:	TWHEEL_OPF_*; TIMEOUT for ADD and REFRESH only,
- *		ADD_IF_ABSENT for REFRESH only.
- * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC, ENOMEM,
- *		EINVAL (bad op, flags, pad or timeout).
- * @pad:	must be 0.
+ * @flags:	TWHEEL_OPF_*; TIMEOUT, ABSTIME and TOUCH for ADD and
+ *		REFRESH only, ADD_IF_ABSENT for REFRESH only.
+ * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC (the
+ *		wheel's cap, its user's limit over all of the user's wheels,
+ *		or the module's, was reached), ENOMEM, EINVAL (bad op,
+ *		flags, slot or timeout).
+ * @slot:	in, with TWHEEL_OPF_TOUCH: a touch slot below the table's
+ *		touch_slots, or TWHEEL_SLOT_NONE. Must be 0 otherwise.
  *
  * Once the tick that passes an id's deadline has been processed the id
- * is no longer live: REFRESH and CANCEL answer ENOENT and its event will
- * be read exactly once; ADD starts a new entry.
+ * is no longer live: REFRESH, CANCEL and QUERY answer ENOENT and its
+ * event will be read exactly once; ADD starts a new entry.
  */
 struct twheel_op {
 	__u64 id;
@@ -108,7 +142,7 @@ struct twheel_op {
 	__u32 op;
 	__u32 flags;
 	__s32 result;
-	__u32 pad;
+	__u32 slot;
 };
 
 /**
@@ -123,7 +157,11 @@ struct twheel_op {
  * written back. It stops early only when the array cannot be read or
  * written (EFAULT) or a signal is pending; then it returns the count done
  * so far, or the error if that count is 0. Nothing past the count was
- * applied.
+ * applied: each chunk is written back unchanged before it is applied, so
+ * an array that can be read but not written fails before any operation
+ * of it is applied. (Only another thread's munmap or mprotect of the
+ * array during the call can leave results of counted operations
+ * unwritten.)
  */
 struct twheel_batch_args {
 	__u64 ops;
@@ -141,7 +179,9 @@ struct twheel_batch_args {
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
  * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
- * event waits; with it, EAGAIN. If the buffer faults part-way, read(2)
+ * event waits; with it, EAGAIN. A signal that arrives while a large
+ * read is copying ends it with the records read so far. If the buffer
+ * faults part-way, read(2)
  * returns the records copied whole before the fault (EFAULT if none):
  * the record cut by the fault may be partly written in the buffer but is
  * not counted, and it is returned again by the next read.
@@ -152,6 +192,93 @@ struct twheel_event {
 	__u64 expired_ns;
 };
 
+/* The cursor of a dump that has listed every id. */
+#define TWHEEL_DUMP_END		(~0ULL)
+
+/**
+ * struct twheel_dump_entry - one live id, as TWHEEL_IOC_DUMP lists it
+ * @id:		the id.
+ * @deadline_ns: its deadline, on the tick grid.
+ * @slot:	its touch slot, or TWHEEL_SLOT_NONE.
+ * @pad:	0.
+ */
+struct twheel_dump_entry {
+	__u64 id;
+	__u64 deadline_ns;
+	__u32 slot;
+	__u32 pad;
+};
+
+/**
+ * struct twheel_dump_args - argument of TWHEEL_IOC_DUMP
+ * @entries:	user pointer to an array of @count struct twheel_dump_entry.
+ * @cursor:	in/out: 0 to begin; the value the previous call left to go
+ *		on; TWHEEL_DUMP_END once every id has been listed. Any other
+ *		value is EINVAL.
+ * @count:	room in @entries, at least 1 (at most INT_MAX).
+ * @flags:	must be 0.
+ *
+ * Lists live ids (not expired ones waiting to be read) in an order fixed
+ * for the wheel's life, up to @count per call, and moves @cursor past
+ * them; returns how many were written, which may be fewer than @count
+ * (even 0) before the end. Call again with the cursor until it reads
+ * TWHEEL_DUMP_END. The wheel is locked only briefly at a time, so a dump
+ * of millions of ids neither stalls the wheel nor the CPU, and a signal
+ * ends a call early with what it has.
+ *
+ * Under concurrent operations and expiries, every id live from the
+ * dump's first call to its last is listed exactly once, with its deadline
+ * at the time it was listed; ids added, refreshed away or removed in the
+ * meantime may be listed or not. If @entries faults part-way, the ids
+ * copied before the fault are counted and the cursor moved past them
+ * only (EFAULT if none).
+ *
+ * Ids are listed in the order of a keyed hash. Ids that share one hash
+ * position are listed in one call; a @count too small for such a group
+ * (two ids colliding on 63 bits of SipHash: in practice never) fails with
+ * EOVERFLOW.
+ */
+struct twheel_dump_args {
+	__u64 entries;
+	__u64 cursor;
+	__u32 count;
+	__u32 flags;
+};
+
+/*
+ * Touch table.
+ *
+ * A wheel set up with TWHEEL_SETUPF_TOUCH has a table of touch_slots
+ * __u64 slots, all 0 at setup, which the process maps with
+ *	mmap(NULL, touch_slots * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+ * (the length may be anything up to the table's size rounded up to pages;
+ * offset 0, MAP_SHARED, no PROT_EXEC; else EINVAL; ENODEV on a wheel
+ * without a table, EBADFD before setup). The mapping shares the wheel's
+ * life as any mapping of a file does: it keeps the wheel open, survives
+ * fork, and is the same memory in every process.
+ *
+ * An id bound to a slot (TWHEEL_OPF_TOUCH) is refreshed by storing the
+ * present time on the wheel's clock (clock_gettime(clockid)) into its
+ * slot, with an aligned 64-bit store: no system call. The kernel looks at
+ * the slot only when the id's deadline comes: if the slot holds a time
+ * later than the moment the id's deadline was last set (by ADD, REFRESH
+ * or a previous look), the id is re-armed to that time plus its timeout,
+ * rounded up to the tick grid, exactly as a REFRESH at that time would
+ * have done; else it expires as any id. Its timeout is that of its last
+ * ADD or REFRESH, or the wheel's default if that one carried an absolute
+ * deadline. A REFRESH by ioctl works on bound ids too: the later of the
+ * two wins.
+ *
+ * The table is the user's memory: any value in it is safe. A time in the
+ * future counts as the present; 0 or any time before the deadline was set
+ * is no touch. A look costs O(1) and re-arms an id at most once per
+ * deadline processed. A store is seen if it is visible before the kernel
+ * processes the deadline; a later one is not, and the reader can tell:
+ * the event's deadline_ns precedes the stamp in the slot. Binding an id
+ * to a slot counts only stamps after the binding, so a slot reused for a
+ * new id does not inherit the old id's stamp.
+ */
+
 #define TWHEEL_IOC_MAGIC	0xF7
 
 /* Fix tick, default timeout, clock and cap. 0 or -errno. */
@@ -160,5 +287,7 @@ struct twheel_event {
 #define TWHEEL_IOC_OP		_IOWR(TWHEEL_IOC_MAGIC, 1, struct twheel_op)
 /* Many operations; returns how many were applied. */
 #define TWHEEL_IOC_BATCH	_IOW(TWHEEL_IOC_MAGIC, 2, struct twheel_batch_args)
+/* List live ids from a cursor; returns how many were written. */
+#define TWHEEL_IOC_DUMP		_IOWR(TWHEEL_IOC_MAGIC, 3, struct twheel_dump_args)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */
