@@ -12,9 +12,9 @@
 # Writes OUTDIR/twheel.ko, OUTDIR/build.log, OUTDIR/sparse.log, and
 # prints "build-module: NAME release=R warnings=N sparse=N", N being the
 # "warning:" and "error:" lines of each log, or sparse=failed if sparse
-# did not run. The build happens in a copy of the tree (Kbuild, kmod/,
-# uapi/), so the repo stays clean. Exit status 1 if the module did not
-# build.
+# did not run. The build happens in a copy of the tree (Kbuild, VERSION,
+# kmod/, uapi/), so the repo stays clean. Exit status 1 if the module did
+# not build.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +63,8 @@ flock 9
 rm -rf "$build"
 mkdir -p "$build"
 cp -a "$src/Kbuild" "$src/kmod" "$src/uapi" "$build/"
+# The release number, where the tree keeps it in one file for the module.
+[ ! -f "$src/VERSION" ] || cp -a "$src/VERSION" "$build/"
 find "$build" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 	-o -name '.*.cmd' -o -name Module.symvers -o -name modules.order \) -delete
 
