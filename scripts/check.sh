@@ -56,11 +56,21 @@ fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
 # expect NAME COMMAND...: one test, passed if COMMAND succeeds.
 expect() { local name=$1; shift; if "$@"; then pass; else fail "$name"; fi; }
 
-stage_start=0
-stage() { stage_name=$1; stage_start=$(date +%s); echo "== $1"; }
+# Sets cpu to the CPU seconds (user + sys) this shell's waited-for
+# children used so far: on a shared machine, what a stage costs, where
+# its wall time also says what else was running.
+cpu_now() {
+	times >"$out/.times.$BASHPID"
+	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%d", n }' "$out/.times.$BASHPID")
+}
+
+stage_start=0 stage_cpu=0
+stage() { stage_name=$1; stage_start=$(date +%s); cpu_now; stage_cpu=$cpu; echo "== $1"; }
 stage_done() {
 	local s=$(( $(date +%s) - stage_start ))
-	timings+=("$(printf '%5d s  %s' "$s" "$stage_name")")
+	cpu_now
+	timings+=("$(printf '%5d s  %5d s CPU  %s' "$s" $((cpu - stage_cpu)) "$stage_name")")
 }
 
 # Count the TAP lines of file $2, naming failures "$1: name". Sets tap_lines
@@ -108,21 +118,26 @@ stage_done
 # In the background, in its own process group (ended if the check is):
 # the chroot's kernels, then the debug kernel. Each step logs its time.
 background() {
-	local k s
+	local k s c
 	for k in $chroot_lines; do
-		s=$(date +%s)
+		s=$(date +%s) c=$cpu
 		"$top/vm/fetch-kernels.sh" "$k" || echo "fetch $k: failed"
-		printf '%5d s  fetch %s into the chroot (background)\n' $(( $(date +%s) - s )) "$k" >>"$out/background-times"
+		cpu_now
+		printf '%5d s  %5d s CPU  fetch %s into the chroot (background)\n' \
+			$(( $(date +%s) - s )) $((cpu - c)) "$k" >>"$out/background-times"
 	done
 	if in_list debug "$kernels"; then
-		s=$(date +%s)
+		s=$(date +%s) c=$cpu
 		"$top/vm/build-debug-kernel.sh" >/dev/null && echo ok >"$out/debug-kernel.status"
-		printf '%5d s  build the debug kernel (background)\n' $(( $(date +%s) - s )) >>"$out/background-times"
+		cpu_now
+		printf '%5d s  %5d s CPU  build the debug kernel (background)\n' \
+			$(( $(date +%s) - s )) $((cpu - c)) >>"$out/background-times"
 	fi
 }
 : >"$out/background-times"
 rm -f "$out/debug-kernel.status"
 set -m
+cpu=0
 background >"$out/background.log" 2>&1 &
 bg_pid=$!
 set +m
@@ -293,7 +308,7 @@ kernel_lines=()
 
 for k in $kernels; do
 	if [ "$k" = debug ]; then
-		stage "wait for the debug kernel (built in the background)"
+		stage "wait for the debug kernel (CPU: all the background's)"
 		wait "$bg_pid" || true
 		stage_done
 		if [ ! -f "$out/debug-kernel.status" ]; then
@@ -313,7 +328,9 @@ echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${timings[@]}"
 cat "$out/background-times"
-printf '%5d s  total\n' $(( $(date +%s) - start_all ))
+cpu_now
+printf '%5d s  %5d s CPU  total\n' \
+	$(( $(date +%s) - start_all )) "$cpu"
 printf '%s\n' "${kernel_lines[@]}"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"

@@ -99,5 +99,9 @@ kmake -s -j"$jobs" bzImage modules >&2
 verify_config || { echo "debug kernel: .config changed during the build" >&2; exit 1; }
 echo "$cc" >"$top/cc"
 echo "$hash" >"$top/stamp"
-echo "debug kernel: built in $(( $(date +%s) - start )) s" >&2
+# CPU time as well as wall time: on a shared machine the first says what
+# the build costs, the second mostly what else was running.
+times >"$top/times"
+cpu=$(tail -n 1 "$top/times" | awk '{ print $1 " user, " $2 " sys" }')
+echo "debug kernel: built in $(( $(date +%s) - start )) s ($cpu of CPU)" >&2
 echo "$tree"
