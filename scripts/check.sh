@@ -60,9 +60,10 @@ expect() { local name=$1; shift; if "$@"; then pass; else fail "$name"; fi; }
 # children used so far: on a shared machine, what a stage costs, where
 # its wall time also says what else was running.
 cpu_now() {
-	times >"$out/.times.$BASHPID"
+	local f=$out/.times.$BASHPID
+	times >"$f"
 	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
-		printf "%d", n }' "$out/.times.$BASHPID")
+		printf "%d", n }' "$f")
 }
 
 stage_start=0 stage_cpu=0
