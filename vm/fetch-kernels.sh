@@ -144,13 +144,27 @@ extract_vmlinuz() {
 	[ -f "$2/vmlinuz" ] || die "no vmlinuz in $1"
 }
 
+# complete DIR: kernels/NAME has its image, and its headers are there (a
+# chroot made anew has none).
+complete() {
+	[ -f "$1/env" ] && [ -f "$1/vmlinuz" ] || return 1
+	# shellcheck disable=SC1091,SC2154 # written by fetch_line
+	(
+		. "$1/env"
+		case $toolchain in
+		host) [ -f "$1/$headers/.config" ] ;;
+		*) [ -f "$cache/chroot/sid$headers/.config" ] ;;
+		esac
+	)
+}
+
 # fetch_line NAME: one kernel line into kernels/NAME, replacing it only
 # when complete.
 fetch_line() {
 	local name=$1 suite abi tc dir new img hdrs pkgs deb current headers
 	read -r _ suite abi tc _ < <(row "$name") || die "$name: not a line of vm/kernels"
 	dir=$cache/kernels/$name
-	if [ "$update" = 0 ] && [ -f "$dir/env" ] && [ -f "$dir/vmlinuz" ]; then
+	if [ "$update" = 0 ] && complete "$dir"; then
 		return 0
 	fi
 	suite_update "$suite"
@@ -162,7 +176,7 @@ fetch_line() {
 	pkgs="$img ${hdrs% }"
 	# shellcheck disable=SC1091,SC2154 # written below
 	current=$(. "$dir/env" 2>/dev/null && echo "$packages") || current=
-	if [ "$current" = "$pkgs" ] && [ -f "$dir/vmlinuz" ]; then
+	if [ "$current" = "$pkgs" ] && complete "$dir"; then
 		say "$name: $abi is current"
 		return 0
 	fi
