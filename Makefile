@@ -2,9 +2,12 @@
 #
 # twheel: top-level build. The two commands a new user needs:
 #   make demo    boot a VM, load the module, run the heartbeat demo
-#   make check   every test: host core tests, then the selftests in a VM
-#                on Debian 6.1, Debian 6.12 and a debug 6.12 kernel
-# Both install what they need (scripts/setup.sh) on a Debian 12 machine.
+#   make check   every test: host core tests, checkpatch, then the module
+#                built (W=1, sparse) and the selftests run in a VM on each
+#                kernel of vm/kernels (Debian 5.10, 6.1, 6.12, 7.2, 7.3-rc)
+#                and on a debug 7.2 kernel, with stress tests on some
+# Both install what they need (scripts/setup.sh) on a Debian 12 machine;
+# the kernels go into the cache (/var/tmp/twheel-cache), not into /boot.
 #
 # On a server, the Debian packages (README, "Install on a server"):
 #   make deb           out/deb/twheel-dkms_*.deb, libtwheel1_*, libtwheel-dev_*, twheel-tools_*
@@ -18,13 +21,21 @@ PREFIX	?= /usr/local
 DESTDIR	?=
 
 .PHONY: all module lib clean install demo check core-test fuzz-core \
-	fuzz-core-long bench-core bench-dev selftests setup \
+	fuzz-core-long bench-core bench-dev selftests setup kernels style \
 	deb dkms-src server-test readme-test
 
 all: module lib
 
 setup:
 	./scripts/setup.sh
+
+# Ask the mirror for newer kernels of each line and fetch what changed.
+kernels:
+	./vm/fetch-kernels.sh --update
+
+# checkpatch.pl --strict over kmod/, uapi/, lib/ (scripts/style.sh).
+style:
+	./scripts/style.sh
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules

@@ -24,6 +24,7 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 	hrtimer_init(timer, clock_id, mode);
 	timer->function = function;
 }
+
 #define hrtimer_setup twheel_hrtimer_setup
 #endif
 

@@ -2,33 +2,46 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every test of the project, behind `make check`: install what is needed,
-# run the host tests of the wheel core, build the selftests and the
-# stress tests, then boot each kernel (Debian 6.1, Debian 6.12, the debug
-# kernel) once under QEMU with the module loaded and run all selftests and
-# that kernel's share of the stress tests in it (vm/run.sh). The stress
-# tests' summary lines (ledger:, fuzz-abi:, failslab:, memcg:, scale:)
-# are repeated in the output.
+# fetch the kernels into the cache, run the host tests of the wheel core
+# and checkpatch (`make style`), build the selftests and the stress
+# tests, then boot each kernel once under QEMU with the module loaded and
+# run all selftests and that kernel's share of the stress tests in it
+# (vm/run.sh). Kernels: each line of vm/kernels (Debian 5.10 to 7.3-rc)
+# and the debug kernel; which stress programs run on which is written in
+# stress/plan, and their summary lines (ledger:, fuzz-abi:, failslab:,
+# memcg:, scale:) are repeated in the output.
+#
+# Network- and dpkg-bound work overlaps the CPU-bound: while the host
+# tests and the first VMs run, the 7.x kernels are fetched into the sid
+# chroot and the debug kernel is built there (under nice) in the
+# background; the VMs run one at a time, so timing tests have the CPUs.
 #
 # Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
 # is one test. A program that crashed, hung, exited non-zero without a
 # "not ok" line, or printed no TAP is one failure under its name (exit
 # code 4 without TAP, kselftest's skip, is one skip). Each kernel adds
-# "module loads", "module unloads", "kernel log clean", "VM run
-# completes", and on the debug kernel "kmemleak clean" and a check that
-# KASAN, kmemleak and lockdep announced themselves at boot. One kernel's
-# failure does not stop the others. The last line is exactly
-# "N passed, N failed, N skipped"; the exit status is non-zero if any
-# test failed. Environment: TWHEEL_KERNELS (default "deb61 deb612
-# debug"), TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and those of vm/run.sh.
+# "module builds", "no W=1 warnings", "sparse clean", "module loads",
+# "module unloads", "kernel log clean", "VM run completes", and on the
+# debug kernel "kmemleak clean" and a check that KASAN, kmemleak and
+# lockdep announced themselves at boot; then one line
+#   kernel: NAME release=UNAME_R built=yes|no warnings=N passed=N failed=N
+# (warnings: W=1 and sparse together). One kernel's failure does not stop
+# the others. The last line is exactly "N passed, N failed, N skipped";
+# the exit status is non-zero if any test failed. Environment:
+# TWHEEL_KERNELS (default: every line of vm/kernels, then debug),
+# TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and those of vm/run.sh.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 out=${TWHEEL_CHECK_OUT:-}
-kernels=${TWHEEL_KERNELS:-deb61 deb612 debug}
+lines=$(awk '!/^#/ && NF >= 4 { print $1 }' "$top/vm/kernels")
+# shellcheck disable=SC2086 # a list of words
+kernels=$(echo ${TWHEEL_KERNELS:-$lines debug} | sed 's/\bdeb612\b/6.12/; s/\bdeb61\b/6.1/')
 passed=0 failed=0 skipped=0
 failures=()
 timings=()
+start_all=$(date +%s)
 
 if [ -z "$out" ]; then
 	out=$cache/check
@@ -43,11 +56,22 @@ fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
 # expect NAME COMMAND...: one test, passed if COMMAND succeeds.
 expect() { local name=$1; shift; if "$@"; then pass; else fail "$name"; fi; }
 
-stage_start=0
-stage() { stage_name=$1; stage_start=$(date +%s); echo "== $1"; }
+# Sets cpu to the CPU seconds (user + sys) this shell's waited-for
+# children used so far: on a shared machine, what a stage costs, where
+# its wall time also says what else was running.
+cpu_now() {
+	local f=$out/.times.$BASHPID
+	times >"$f"
+	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%d", n }' "$f")
+}
+
+stage_start=0 stage_cpu=0
+stage() { stage_name=$1; stage_start=$(date +%s); cpu_now; stage_cpu=$cpu; echo "== $1"; }
 stage_done() {
 	local s=$(( $(date +%s) - stage_start ))
-	timings+=("$(printf '%5d s  %s' "$s" "$stage_name")")
+	cpu_now
+	timings+=("$(printf '%5d s  %5d s CPU  %s' "$s" $((cpu - stage_cpu)) "$stage_name")")
 }
 
 # Count the TAP lines of file $2, naming failures "$1: name". Sets tap_lines
@@ -66,10 +90,59 @@ count_tap() {
 	done < <(grep -E '^(not )?ok [0-9]+ ' "$2" || true)
 }
 
-# Host tests of the wheel core.
-stage setup
-"$top/scripts/setup.sh" >"$out/setup.log" 2>&1 || { cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
+toolchain() { awk -v k="$1" '!/^#/ && $1 == k { print $4 }' "$top/vm/kernels"; }
+in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# The plan's line for a kernel: "KERNEL MEMORY PROGRAM... [NAME=VALUE...]".
+plan_line() { grep -Ev '^[[:space:]]*(#|$)' "$top/stress/plan" | awk -v k="$1" '$1 == k'; }
+
+host_lines='' chroot_lines=''
+for k in $kernels; do
+	case $(toolchain "$k") in
+	host) host_lines="$host_lines $k" ;;
+	chroot) chroot_lines="$chroot_lines $k" ;;
+	"") [ "$k" = debug ] || { echo "check: unknown kernel $k (see vm/kernels)" >&2; exit 2; } ;;
+	esac
+done
+
+stage "setup (host packages)"
+"$top/scripts/setup.sh" --no-kernels >"$out/setup.log" 2>&1 || { cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
 stage_done
+
+# linux-source first: the kselftest headers and checkpatch come from it.
+stage "fetch linux-source and kernels built on the host:$host_lines"
+# shellcheck disable=SC2086
+"$top/vm/fetch-kernels.sh" source $host_lines >"$out/fetch.log" 2>&1 ||
+	{ tail -n 20 "$out/fetch.log"; fail "setup: vm/fetch-kernels.sh source$host_lines (see $out/fetch.log)"; }
+stage_done
+
+# In the background, in its own process group (ended if the check is):
+# the chroot's kernels, then the debug kernel. Each step logs its time.
+background() {
+	local k s c
+	for k in $chroot_lines; do
+		s=$(date +%s) c=$cpu
+		"$top/vm/fetch-kernels.sh" "$k" || echo "fetch $k: failed"
+		cpu_now
+		printf '%5d s  %5d s CPU  fetch %s into the chroot (background)\n' \
+			$(( $(date +%s) - s )) $((cpu - c)) "$k" >>"$out/background-times"
+	done
+	if in_list debug "$kernels"; then
+		s=$(date +%s) c=$cpu
+		"$top/vm/build-debug-kernel.sh" >/dev/null && echo ok >"$out/debug-kernel.status"
+		cpu_now
+		printf '%5d s  %5d s CPU  build the debug kernel (background)\n' \
+			$(( $(date +%s) - s )) $((cpu - c)) >>"$out/background-times"
+	fi
+}
+: >"$out/background-times"
+rm -f "$out/debug-kernel.status"
+set -m
+cpu=0
+background >"$out/background.log" 2>&1 &
+bg_pid=$!
+set +m
+trap 'kill -- -$bg_pid 2>/dev/null || true' EXIT
 
 stage "host tests (tests/core)"
 rc=0
@@ -81,6 +154,16 @@ elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
 	fail "host: tests/core exited $rc (see $out/host.log)"
 fi
 echo "host: $passed passed, $failed failed, $skipped skipped"
+stage_done
+
+stage "style (checkpatch --strict, make style)"
+p0=$passed f0=$failed
+rc=0
+"$top/scripts/style.sh" >"$out/style.log" 2>&1 || rc=$?
+count_tap style "$out/style.log"
+[ "$tap_lines" = 0 ] && fail "style: scripts/style.sh printed no TAP (exit $rc, see $out/style.log)"
+grep '^#' "$out/style.log" | grep -v '^# total:' || true
+echo "style: $((passed - p0)) passed, $((failed - f0)) failed"
 stage_done
 
 # The selftests, static programs to copy into the VMs.
@@ -100,8 +183,6 @@ fi
 echo "selftests: ${#progs[@]} programs"
 stage_done
 
-# The abuse tests of stress/, bounded; which run where is chosen per kernel
-# below (fault injection needs the debug kernel, 10M ids a fast one).
 stage "build stress tests"
 stressdir=$top/stress
 if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
@@ -110,25 +191,32 @@ if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
 fi
 stage_done
 
-# stress_progs KERNEL: the stress programs to run on KERNEL.
+# stress_progs KERNEL: the stress programs stress/plan gives KERNEL.
 stress_progs() {
-	local names p
-	case $1 in
-	deb61) names="lifetimes ledger memcg fuzz-abi" ;;
-	deb612) names="lifetimes ledger memcg fuzz-abi scale" ;;
-	debug) names="lifetimes ledger fuzz-abi failslab" ;;
-	esac
-	for p in $names; do
-		if [ -x "$stressdir/$p" ]; then echo "$stressdir/$p"; else fail "stress: $p was not built"; fi
+	local w
+	# shellcheck disable=SC2046
+	set -- $(plan_line "$1")
+	[ $# -ge 2 ] && shift 2
+	for w; do
+		case $w in
+		*=*) ;;
+		*) if [ -x "$stressdir/$w" ]; then echo "$stressdir/$w"; else fail "stress: $w was not built"; fi ;;
+		esac
 	done
 }
 
-# vm_opts KERNEL: guest size and time limits. scale holds 10M ids on deb612.
+# vm_opts KERNEL: sets opts to the guest memory and command line that
+# stress/plan gives KERNEL (2 GiB and nothing by default), and limits.
 vm_opts() {
-	case $1 in
-	deb612) echo --mem 4G --prog-timeout 900 --timeout 3000 ;;
-	*) echo --mem 2G --prog-timeout 900 --timeout 3000 ;;
-	esac
+	local mem=2G vars='' w
+	# shellcheck disable=SC2046
+	set -- $(plan_line "$1")
+	if [ $# -ge 2 ]; then
+		mem=$2
+		for w; do case $w in *=*) vars="$vars $w" ;; esac; done
+	fi
+	opts=(--mem "$mem" --prog-timeout 900 --timeout 3000)
+	if [ -n "$vars" ]; then opts+=(--append "${vars# }"); fi
 }
 
 # Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
@@ -146,18 +234,37 @@ debug_banners() {
 		grep -q 'Lock dependency validator' "$1"
 }
 
+# Warnings in a build log: compiler (W=1) or sparse.
+warnings_in() {
+	local n
+	n=$(grep -cE '(warning|error):' "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
+
+# sparse ran (a CHECK line per file) and said nothing.
+sparse_clean() { [ "$1" = 0 ] && grep -q '^  CHECK ' "$2"; }
+
 # One VM per kernel, all programs in one boot.
 run_kernel() {
-	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code
+	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code release built=no w s
 	local p0=$passed f0=$failed s0=$skipped
 	local all=(${progs[@]+"${progs[@]}"})
+	local opts
 	mkdir -p "$dir"
 	mapfile -t -O ${#all[@]} all < <(stress_progs "$k")
-	# shellcheck disable=SC2046 # vm_opts prints separate words
-	"$top/vm/run.sh" $(vm_opts "$k") --out "$dir" "$k" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	vm_opts "$k"
+	"$top/vm/run.sh" "${opts[@]}" --out "$dir" "$k" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
 	res=$dir/results.txt
 	touch "$res"
+	[ -f "$dir/twheel.ko" ] && built=yes
+	expect "$k: module builds" [ "$built" = yes ]
+	w=$(warnings_in "$dir/build.log")
+	s=$(warnings_in "$dir/sparse.log")
+	if [ "$built" = yes ]; then
+		expect "$k: no W=1 warnings ($w, see $dir/build.log)" [ "$w" = 0 ]
+		expect "$k: sparse clean ($s, see $dir/sparse.log)" sparse_clean "$s" "$dir/sparse.log"
+	fi
 	for p in ${all[@]+"${all[@]}"}; do
 		name=$(basename "$p")
 		section=$dir/$name.log
@@ -192,26 +299,40 @@ run_kernel() {
 	fi
 	echo "$k: summary lines of the stress tests:"
 	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale): ' "$res" || true
+	release=$(sed -n 's/^twheel-vm: kernel \([^ ]*\) .*/\1/p' "$res" | head -n 1)
+	[ -n "$release" ] || release=$(sed -n 's/.* release=\([^ ]*\) .*/\1/p' "$dir/build-module.txt" 2>/dev/null)
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
+	kernel_lines+=("kernel: $k release=${release:-unknown} built=$built warnings=$((w + s)) passed=$((passed - p0)) failed=$((failed - f0))")
+	echo "${kernel_lines[-1]}"
 }
-
-case " $kernels " in
-*" debug "*)
-	stage "build debug kernel"
-	"$top/vm/build-debug-kernel.sh" >"$out/debug-kernel.log" 2>&1 ||
-		{ tail -n 20 "$out/debug-kernel.log"; fail "debug: kernel builds (see $out/debug-kernel.log)"; }
-	stage_done ;;
-esac
+kernel_lines=()
 
 for k in $kernels; do
+	if [ "$k" = debug ]; then
+		stage "wait for the debug kernel (CPU: all the background's)"
+		wait "$bg_pid" || true
+		stage_done
+		if [ ! -f "$out/debug-kernel.status" ]; then
+			tail -n 20 "$out/background.log"
+			fail "debug: kernel builds (see $out/background.log)"
+			kernel_lines+=("kernel: debug release=unknown built=no warnings=0 passed=0 failed=1")
+			continue
+		fi
+	fi
 	stage "VM $k"
 	run_kernel "$k"
 	stage_done
 done
+wait "$bg_pid" 2>/dev/null || true
 
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${timings[@]}"
+cat "$out/background-times"
+cpu_now
+printf '%5d s  %5d s CPU  total\n' \
+	$(( $(date +%s) - start_all )) "$cpu"
+printf '%s\n' "${kernel_lines[@]}"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"

@@ -3,20 +3,21 @@
 #
 # The demo behind `make demo`: install what is needed, build the module
 # and demo/heartbeat (a static program, `make -C demo`), boot a Debian
-# kernel under QEMU with the module loaded (vm/run.sh), run the demo in
-# it and print its output, whose last line is a machine-readable
+# kernel under QEMU with the module loaded (vm/run.sh, which fetches the
+# kernel into the cache: the host's own boot is left alone), run the demo
+# in it and print its output, whose last line is a machine-readable
 # "demo: ..." summary. Fails if the VM or the demo failed.
-# Environment: TWHEEL_DEMO_KERNEL (deb612, or deb61 or debug),
+# Environment: TWHEEL_DEMO_KERNEL (6.12, or any KERNEL of vm/run.sh),
 # TWHEEL_CACHE, and those of vm/run.sh.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
-kernel=${TWHEEL_DEMO_KERNEL:-deb612}
+kernel=${TWHEEL_DEMO_KERNEL:-6.12}
 out=$cache/demo/$kernel
 demo=$top/demo/heartbeat
 
-"$top/scripts/setup.sh"
+"$top/scripts/setup.sh" --no-kernels
 [ -f "$top/demo/Makefile" ] || { echo "demo: no demo/Makefile yet" >&2; exit 1; }
 make -C "$top/demo"
 [ -x "$demo" ] || { echo "demo: make -C demo made no $demo" >&2; exit 1; }

@@ -2,57 +2,45 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what building and testing twheel needs on a Debian 12 machine
-# (a fresh CI machine starts with nothing). Idempotent and fast when all
-# is there: it asks dpkg first and runs `apt-get update` only when a
-# package is missing. Run as root (or through sudo). Called by `make
-# check`, `make demo` and `make setup`.
+# (a fresh CI machine starts with nothing), then fetch the test kernels
+# into the project's cache (vm/fetch-kernels.sh). Kernels are never
+# installed on the host: its /boot, /usr/src and what it boots next stay
+# as they were. Idempotent and fast when all is there: it asks dpkg
+# first and runs `apt-get update` only when a package is missing. Run as
+# root (or through sudo). Called by `make check`, `make demo` and `make
+# setup`.
+#
+#   scripts/setup.sh [--no-kernels | NAME...]
+#
+# NAME: the kernels to fetch (lines of vm/kernels, "source"); default all.
 set -eu
 
-# The 6.12 kernel, headers and source come in versioned packages
-# (linux-image-6.12.N+deb12-amd64). Prefer the N of linux-source-6.12, so
-# the debug kernel and the Debian 6.12 kernel are the same release; else
-# the newest N for which both image and headers exist. Prints the
-# "6.12.N+deb12" part; derived from apt's lists, so it follows the mirror.
-deb612_abi() {
-	local src n
-	src=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
-		src=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ { print $2 }')
-	n=${src%%-*}+deb12
-	if has_pair "$n"; then
-		echo "$n"
-		return
-	fi
-	apt-cache pkgnames linux-image-6.12. |
-		sed -n 's/^linux-image-\(6\.12\.[0-9]*+deb12\)-amd64$/\1/p' |
-		sort -rV | while read -r n; do
-			if has_pair "$n"; then echo "$n"; break; fi
-		done
-}
+top=$(cd "$(dirname "$0")/.." && pwd)
 
-has_pair() {
-	installed "linux-image-$1-amd64" "linux-headers-$1-amd64" ||
-		{ apt-cache show "linux-image-$1-amd64" && apt-cache show "linux-headers-$1-amd64"; } >/dev/null 2>&1
+# One list per purpose; nothing here is unused.
+packages() {
+	# gcc and make: the module for the Debian 11 and 12 kernels (built
+	# on the host), libtwheel, the selftests, stress and host tests;
+	# libelf1 for Debian's prebuilt objtool in those kernels' kbuild.
+	echo build-essential libelf1
+	# `make C=2` (sparse) of the module for the kernels built on the host.
+	echo sparse
+	# checkpatch.pl of `make style` (it comes from the cached linux-source).
+	echo perl
+	# The test VM and its initramfs (vm/run.sh).
+	echo qemu-system-x86 busybox-static cpio
+	# vm/fetch-kernels.sh and vm/chroot.sh: Debian's signing keys for the
+	# private package lists, the sid chroot for the 7.x kernels, and xz
+	# for the linux-source tarball.
+	echo debian-archive-keyring debootstrap xz-utils
+	# Sanitizers and libFuzzer for the wheel core's tests (tests/core).
+	echo clang libclang-rt-14-dev
+	# `make bench-core`: the core against libuv's and libevent's timers.
+	echo libuv1-dev libevent-dev pkg-config
 }
 
 installed() {
-	local p
-	for p; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || return 1
-	done
-}
-
-packages() {
-	local abi
-	abi=$(deb612_abi)
-	echo build-essential bc bison flex libelf-dev libssl-dev cpio kmod  # kernel and module builds
-	echo linux-source-6.12                              # source of the debug kernel (vm/)
-	echo linux-image-amd64 linux-headers-amd64          # Debian 6.1 kernel to boot and build against
-	[ -n "$abi" ] && echo "linux-image-$abi-amd64 linux-headers-$abi-amd64"  # Debian 6.12
-	echo qemu-system-x86 busybox-static                 # the test VM and its initramfs
-	echo clang libclang-rt-14-dev                       # sanitizers and fuzzing of the wheel core (tests/core)
-	echo libuv1-dev libevent-dev pkg-config             # event-loop comparisons in benchmarks and demo
-	echo sparse                                         # `make C=1` static checks of the module
-	echo xz-utils zstd python3                          # unpack kernel source, helper scripts
+	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
 missing() {
@@ -66,15 +54,18 @@ missing() {
 export DEBIAN_FRONTEND=noninteractive
 
 need=$(missing)
+# shellcheck disable=SC2086 # lists of words
 if [ -z "$need" ]; then
 	echo "setup: all packages installed"
-	exit 0
+else
+	echo "setup: installing:" $need
+	# Other builds on the machine may hold dpkg's lock for a while.
+	apt-get -o DPkg::Lock::Timeout=900 update -q
+	# shellcheck disable=SC2086 # a list of words
+	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $need
+	echo "setup: packages done"
 fi
-echo "setup: missing:" $need
-apt-get update -q
-# Again: after the update the 6.12 pair may be known for the first time.
-need=$(missing)
-echo "setup: installing:" $need
-apt-get install -y -q --no-install-recommends $need
-[ -n "$(deb612_abi)" ] || { echo "setup: no linux-image/headers 6.12 pair found" >&2; exit 1; }
-echo "setup: done"
+
+[ "${1:-}" = --no-kernels ] && exit 0
+"$top/vm/fetch-kernels.sh" "$@"
+echo "setup: kernels in ${TWHEEL_CACHE:-/var/tmp/twheel-cache}/kernels"

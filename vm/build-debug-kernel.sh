@@ -2,15 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the small debug kernel the VM tests boot as "debug": Debian's
-# linux-source-6.12 configured as tinyconfig plus vm/debug.config (KASAN,
-# lockdep, kmemleak, UBSAN, DEBUG_OBJECTS_TIMERS, fault injection, and
-# what a busybox initramfs needs) plus selftests/config (what the tests
-# say they need, kselftest style). The tree lives outside the repo, in
-# $TWHEEL_CACHE/debug-kernel, and is reused while the source package
-# version and the fragments are unchanged (a stamp holds their hash); a
-# changed fragment reconfigures and rebuilds incrementally. `make modules`
-# runs so that out-of-tree builds find Module.symvers.
-# Prints the path of the built tree on stdout; progress goes to stderr.
+# linux-source of the line marked "debug" in vm/kernels (7.2), fetched
+# into the cache by vm/fetch-kernels.sh, configured as tinyconfig plus
+# vm/debug.config (KASAN, lockdep, kmemleak, UBSAN, DEBUG_OBJECTS_TIMERS,
+# fault injection, and what a busybox initramfs needs) plus
+# selftests/config (what the tests say they need, kselftest style).
+# It is built in the sid chroot (vm/chroot.sh) with the compiler Debian
+# builds that line with (the debug line's headers name it: gcc-16), so
+# the sanitizers get that compiler's checks and the module builds and
+# sparse runs for it as for Debian's 7.2. The tree lives in the chroot,
+# /twheel/debug-kernel/linux, and is reused while the source version,
+# the compiler and the fragments are unchanged (a stamp holds their
+# hash); a changed fragment reconfigures and rebuilds incrementally.
+# `make modules` runs so that out-of-tree builds find Module.symvers.
+# Runs under nice. Prints the host path of the built tree on stdout;
+# progress goes to stderr. TWHEEL_JOBS: make -j (default 2).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,14 +24,24 @@ cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 jobs=${TWHEEL_JOBS:-2}
 fragments="$here/debug.config"
 [ -f "$here/../selftests/config" ] && fragments="$fragments $(cd "$here/../selftests" && pwd)/config"
-tarball=/usr/src/linux-source-6.12.tar.xz
-top=$cache/debug-kernel
+top=$cache/chroot/sid/twheel/debug-kernel
 tree=$top/linux
+inside=/twheel/debug-kernel/linux
 
-[ -r "$tarball" ] || { echo "$tarball missing: run scripts/setup.sh" >&2; exit 1; }
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+line=$(awk '!/^#/ && $5 == "debug" { print $1 }' "$here/kernels")
+[ -n "$line" ] || { echo "no line marked debug in vm/kernels" >&2; exit 1; }
+"$here/fetch-kernels.sh" source "$line" >&2
+# shellcheck disable=SC1090,SC1091,SC2154 # written by fetch-kernels.sh
+srcver=$(. "$cache/linux-source/env" && echo "$version")
+# shellcheck disable=SC1090,SC1091,SC2154
+tarball=$cache/linux-source/$(. "$cache/linux-source/env" && echo "$tarball")
+# shellcheck disable=SC1090,SC1091,SC2154
+headers=$(. "$cache/kernels/$line/env" && echo "$headers")
+cc=$(grep -o 'gcc-[0-9]*' "$cache/chroot/sid$headers/.kernelvariables" | head -n 1)
+[ -n "$cc" ] || { echo "no gcc-N in $headers/.kernelvariables" >&2; exit 1; }
+ccver=$("$here/chroot.sh" run "$cc" --version | head -n 1)
 # shellcheck disable=SC2086
-hash=$( { echo "$srcver"; cat $fragments; } | sha256sum | cut -d' ' -f1)
+hash=$( { echo "$srcver"; echo "$ccver"; cat $fragments; } | sha256sum | cut -d' ' -f1)
 
 mkdir -p "$top"
 # One builder at a time: check and demo may run side by side.
@@ -60,25 +76,32 @@ if [ "$(cat "$top/stamp" 2>/dev/null)" = "$hash" ] && [ -f "$tree/arch/x86/boot/
 	exit 0
 fi
 
+kmake() { "$here/chroot.sh" run nice -n 19 make -C "$inside" CC="$cc" HOSTCC="$cc" "$@"; }
+
 start=$(date +%s)
 if [ "$(cat "$top/source" 2>/dev/null)" != "$srcver" ] || [ ! -f "$tree/Makefile" ]; then
-	echo "debug kernel: unpacking linux-source-6.12 $srcver into $tree" >&2
+	echo "debug kernel: unpacking $(basename "$tarball") $srcver into $tree" >&2
 	rm -rf "$tree" "$top/source" "$top/stamp"
 	mkdir -p "$tree"
 	tar -xf "$tarball" -C "$tree" --strip-components=1
 	echo "$srcver" >"$top/source"
 fi
-echo "debug kernel: building in $tree with -j$jobs (~5 min when cold)" >&2
+echo "debug kernel: building in $tree with $cc -j$jobs" >&2
 rm -f "$top/stamp"
 {
-	make -C "$tree" tinyconfig
+	kmake tinyconfig
 	# shellcheck disable=SC2086
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" $fragments
-	make -C "$tree" olddefconfig
+	kmake olddefconfig
 } >"$top/config.log" 2>&1 || { cat "$top/config.log" >&2; exit 1; }
 verify_config || { echo "debug kernel: config fragment not applied, see above" >&2; exit 1; }
-make -C "$tree" -s -j"$jobs" bzImage modules >&2
+kmake -s -j"$jobs" bzImage modules >&2
 verify_config || { echo "debug kernel: .config changed during the build" >&2; exit 1; }
+echo "$cc" >"$top/cc"
 echo "$hash" >"$top/stamp"
-echo "debug kernel: built in $(( $(date +%s) - start )) s" >&2
+# CPU time as well as wall time: on a shared machine the first says what
+# the build costs, the second mostly what else was running.
+times >"$top/times"
+cpu=$(tail -n 1 "$top/times" | awk '{ print $1 " user, " $2 " sys" }')
+echo "debug kernel: built in $(( $(date +%s) - start )) s ($cpu of CPU)" >&2
 echo "$tree"

@@ -6,12 +6,14 @@
 #
 #   vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
 #
-# KERNEL is deb61 (Debian 6.1), deb612 (Debian 6.12) or debug (the
-# kernel of vm/build-debug-kernel.sh). Each PROG is a host file (a static
-# binary or a busybox sh script) copied into the VM and run in order, in
-# /tmp, with a timeout; the words after -- are run as one `sh -c` command
-# line. The module is built for KERNEL in a copy of the tree under
-# $TWHEEL_CACHE/build/KERNEL, so the repo stays clean.
+# KERNEL is a line of vm/kernels (5.10, 6.1, 6.12, 7.2, 7.3-rc: Debian's
+# kernel, fetched into $TWHEEL_CACHE/kernels/KERNEL) or debug (the kernel
+# of vm/build-debug-kernel.sh); deb61 and deb612 are the old names of
+# 6.1 and 6.12. Each PROG is a host file (a static binary or a busybox sh
+# script) copied into the VM and run in order, in /tmp, with a timeout;
+# the words after -- are run as one `sh -c` command line. The module is
+# built for KERNEL by vm/build-module.sh (W=1, then sparse) in a copy of
+# the tree, so the repo stays clean.
 #
 # Results: the VM writes each program's output to its second serial port,
 # between "twheel-vm: begin NAME" and "twheel-vm: end NAME exit=N", then
@@ -19,13 +21,14 @@
 # and last "twheel-vm: done". No "done" is not a pass. The kernel log
 # (first serial port) is then searched for BUG/WARNING/KASAN/UBSAN/leak/
 # oops lines. Exit status: 0 all good, 1 a test or check failed, 2 the
-# harness could not run (usage, build).
+# harness could not run (usage, build). Compiler and sparse warnings are
+# printed, not failures here; scripts/check.sh counts them.
 set -eu
 
 usage() {
 	cat >&2 <<EOF
 usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
-  KERNEL             deb61 | deb612 | debug
+  KERNEL             $(awk '!/^#/ && NF >= 4 { printf "%s | ", $1 }' "$here/kernels")debug
   --mem SIZE         guest memory (default \$TWHEEL_VM_MEM or 1G)
   --cpus N           guest CPUs (default \$TWHEEL_VM_CPUS or 2)
   --timeout SECS     whole VM run (default \$TWHEEL_VM_TIMEOUT or 1200)
@@ -33,7 +36,7 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --append ARGS      extra kernel command line
   --accel A          tcg or kvm (default \$TWHEEL_ACCEL or tcg)
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
-  --src DIR          tree with Kbuild, VERSION, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
+  --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
   --shell            console on this terminal, a shell after the tests
 EOF
 	exit 2
@@ -76,27 +79,20 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do progs+=("$1"); shift; done
 [ $# -gt 0 ] && shift
 cmd="$*"
 
-# Newest installed Debian kernel matching a glob that also has headers.
-debian_kernel() {
-	local v
-	for v in $(ls /boot/vmlinuz-$1 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -rV); do
-		if [ -d "/usr/src/linux-headers-$v" ]; then echo "$v"; return; fi
-	done
-	die "no kernel /boot/vmlinuz-$1 with headers: run scripts/setup.sh"
-}
-
-cmdline="console=ttyS0 rdinit=/init panic=-1"
 case $kernel in
-deb61|deb612)
-	[ "$kernel" = deb61 ] && v=$(debian_kernel '6.1.0-*-amd64') || v=$(debian_kernel '6.12.*+deb12-amd64')
-	image=/boot/vmlinuz-$v
-	kdir=/usr/src/linux-headers-$v ;;
-debug)
-	kdir=$("$here/build-debug-kernel.sh") || die "debug kernel build failed"
-	image=$kdir/arch/x86/boot/bzImage
-	cmdline="$cmdline kasan_multi_shot printk.time=1" ;;
-*) usage ;;
+deb61) kernel=6.1 ;;
+deb612) kernel=6.12 ;;
 esac
+cmdline="console=ttyS0 rdinit=/init panic=-1"
+if [ "$kernel" = debug ]; then
+	image=$("$here/build-debug-kernel.sh")/arch/x86/boot/bzImage || die "debug kernel build failed"
+	cmdline="$cmdline kasan_multi_shot printk.time=1"
+elif awk -v k="$kernel" '!/^#/ && NF >= 4 && $1 == k { f = 1 } END { exit !f }' "$here/kernels"; then
+	"$here/fetch-kernels.sh" "$kernel" || die "could not fetch kernel $kernel"
+	image=$cache/kernels/$kernel/vmlinuz
+else
+	usage
+fi
 case $accel in
 tcg) qemu_cpu=qemu64 ;;
 kvm) qemu_cpu=host ;;
@@ -107,28 +103,17 @@ out=${out:-$cache/out/$kernel}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/initramfs"
-rm -f "$out"/{twheel.ko,build.log,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
-echo "vm/run.sh: $kernel: $(basename "$image"), output in $out"
+rm -f "$out"/{twheel.ko,build.log,sparse.log,build-module.txt,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
+echo "vm/run.sh: $kernel: $image, output in $out"
 
-# The module, built in a copy of the tree, one builder per kernel.
-build=$cache/build/$kernel
-mkdir -p "$cache/build"
-(
-	flock 9
-	rm -rf "$build"
-	mkdir -p "$build"
-	cp -a "$src/Kbuild" "$src/VERSION" "$src/kmod" "$src/uapi" "$build/"
-	find "$build" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
-		-o -name '.*.cmd' -o -name Module.symvers -o -name modules.order \) -delete
-	make -C "$kdir" M="$build" modules W=1
-	cp "$build/kmod/twheel.ko" "$out/twheel.ko"
-) 9>"$cache/build/$kernel.lock" >"$out/build.log" 2>&1 || {
-	tail -n 30 "$out/build.log" >&2
-	die "twheel.ko failed to build for $kernel (full log: $out/build.log)"
+"$here/build-module.sh" --src "$src" "$kernel" "$out" >"$out/build-module.txt" || {
+	cat "$out/build-module.txt"
+	die "twheel.ko failed to build for $kernel (logs: $out/build.log, $out/sparse.log)"
 }
-if grep -q 'warning:' "$out/build.log"; then
-	echo "vm/run.sh: $kernel: the module build warns (W=1):" >&2
-	grep 'warning:' "$out/build.log" | head -n 10 >&2
+cat "$out/build-module.txt"
+if grep -qE '(warning|error):' "$out/build.log" "$out/sparse.log"; then
+	echo "vm/run.sh: $kernel: the module build (W=1) or sparse warns:" >&2
+	grep -hE '(warning|error):' "$out/build.log" "$out/sparse.log" | head -n 10 >&2
 fi
 
 # The initramfs: static busybox, the module, the programs, /init.

@@ -14,14 +14,15 @@ TEST_CPPFLAGS	:= -D_GNU_SOURCE -I$(TOP)/tests/common -I$(TOP)/lib -I$(TOP)/uapi
 TEST_DEPS	:= $(TOP)/tests/common/twheel_test.h $(TOP)/lib/twheel.h \
 		   $(TOP)/uapi/linux/twheel.h
 
-LINUX_SOURCE	?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+# The linux-source tarball vm/fetch-kernels.sh keeps in the cache.
+LINUX_SOURCE	?= $(lastword $(sort $(wildcard $(or $(TWHEEL_CACHE),/var/tmp/twheel-cache)/linux-source/linux-source-*.tar.xz)))
 HARNESS_DIR	?= $(if $(TWHEEL_CACHE),$(TWHEEL_CACHE)/kselftest,$(TOP)/.kselftest)
 HARNESS		:= $(HARNESS_DIR)/kselftest.h $(HARNESS_DIR)/kselftest_harness.h \
 		   $(HARNESS_DIR)/kselftest/ktap_helpers.sh
 
 # Three files out of the kernel tarball in one pass; the rest stays packed.
 $(HARNESS) &:
-	@test -n "$(LINUX_SOURCE)" || { echo "no /usr/src/linux-source-*.tar.xz: apt-get install linux-source-6.12" >&2; exit 1; }
+	@test -n "$(LINUX_SOURCE)" || { echo "no linux-source tarball in the cache: run scripts/setup.sh" >&2; exit 1; }
 	mkdir -p $(HARNESS_DIR)
 	tar -xJf $(LINUX_SOURCE) -C $(HARNESS_DIR) --strip-components=4 \
 		--wildcards '*/tools/testing/selftests/kselftest.h' \

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian sid chroot in the cache ($TWHEEL_CACHE/chroot/sid) that
+# builds the module for the kernel lines of vm/kernels marked "chroot"
+# and the debug kernel: Debian's 7.x headers, kbuild and compiler
+# (gcc-16) need glibc >= 2.38, newer than Debian 12's, and their config
+# assumes gcc-16's flags. See vm/README.md.
+#
+#   vm/chroot.sh ensure            debootstrap it unless it is there
+#   vm/chroot.sh install PKG...    apt-get install PKG (e.g. name=version)
+#   vm/chroot.sh run CMD...        run CMD inside, as root, in a clean
+#                                  environment, with /proc mounted
+#
+# Work the chroot does lives inside it, under /twheel (module builds,
+# the debug kernel), so a new chroot starts from nothing. Mounts (/proc,
+# which objtool needs) exist only in a private mount namespace of each
+# `run`: nothing stays mounted in the cache.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+mirror=${TWHEEL_MIRROR:-http://deb.debian.org/debian}
+root=$cache/chroot/sid
+# What the chroot itself needs: make for kbuild, sparse for C=1, and
+# what `make bzImage modules` of the debug kernel needs besides the
+# compiler that Debian's 7.x headers pull in (gcc-N-for-host).
+base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-utils
+
+die() { echo "chroot.sh: $*" >&2; exit 1; }
+
+# in_root DIR CMD...: CMD in the chroot at DIR.
+in_root() {
+	local dir=$1
+	shift
+	unshare --mount --pid --fork --mount-proc="$dir/proc" \
+		chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+run() {
+	[ -f "$root/.twheel-ready" ] || die "no chroot at $root: vm/chroot.sh ensure"
+	in_root "$root" "$@"
+}
+
+ensure() {
+	local new=$root.new
+	[ -f "$root/.twheel-ready" ] && return 0
+	command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
+	echo "chroot.sh: debootstrapping sid into $root" >&2
+	rm -rf "$new"
+	mkdir -p "$new"
+	debootstrap --variant=minbase --include="$base_pkgs" sid "$new" "$mirror" >"$cache/chroot/debootstrap.log" 2>&1 ||
+		{ tail -n 30 "$cache/chroot/debootstrap.log" >&2; die "debootstrap failed (log: $cache/chroot/debootstrap.log)"; }
+	echo "deb $mirror experimental main" >"$new/etc/apt/sources.list.d/experimental.list"
+	# The host's apt settings that decide whether the mirror answers
+	# (a snapshot mirror's expired Release files, a proxy) hold here too.
+	apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
+		>"$new/etc/apt/apt.conf.d/00twheel-host" || true
+	in_root "$new" apt-get update -q >>"$cache/chroot/debootstrap.log" 2>&1 ||
+		{ tail -n 30 "$cache/chroot/debootstrap.log" >&2; die "apt-get update in the chroot failed"; }
+	mkdir -p "$new/twheel"
+	touch "$new/.twheel-ready"
+	rm -rf "$root"
+	mv "$new" "$root"
+}
+
+# Debian's linux-kbuild-7.x lacks scripts/checker-valid.sh, without which
+# `make C=1` turns sparse off with a warning: take it from linux-source.
+kbuild_fixup() {
+	local d src=$cache/linux-source/tree/scripts/checker-valid.sh
+	for d in "$root"/usr/lib/linux-kbuild-*/scripts; do
+		[ -e "$d/checker-valid.sh" ] && continue
+		[ -f "$src" ] || "$here/fetch-kernels.sh" source
+		install -m 755 "$src" "$d/checker-valid.sh"
+	done
+}
+
+install_pkgs() {
+	ensure
+	if ! run apt-get install -y -q --no-install-recommends "$@"; then
+		run apt-get update -q
+		run apt-get install -y -q --no-install-recommends "$@"
+	fi
+	kbuild_fixup
+}
+
+mkdir -p "$cache/chroot"
+case ${1:-} in
+ensure)
+	exec 9>"$cache/chroot/lock"
+	flock 9
+	ensure ;;
+install)
+	shift
+	exec 9>"$cache/chroot/lock"
+	flock 9
+	install_pkgs "$@" ;;
+run)
+	shift
+	run "$@" ;;
+*)
+	sed -n '/^#   vm/p' "$0" >&2
+	exit 2 ;;
+esac

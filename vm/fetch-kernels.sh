@@ -1,0 +1,268 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fetch the kernels of vm/kernels into the project's cache, never into
+# the host's /boot or /usr/src: the image to boot and what the module
+# builds against, from Debian's own packages (apt-get download with a
+# private list directory per suite, dpkg-deb -x), and the linux-source of
+# the line marked "debug". The host's apt configuration is not touched.
+#
+#   vm/fetch-kernels.sh [--update] [NAME... | source]
+#
+# No NAME: every line and the source. A line already in the cache costs
+# nothing (no network); --update asks the mirror again and replaces a
+# line whose newest version changed. Layout ($TWHEEL_CACHE, default
+# /var/tmp/twheel-cache; see vm/README.md):
+#   apt/SUITE/               private sources.list, lists and .debs
+#   kernels/NAME/env         release=, toolchain=, headers=, packages=
+#   kernels/NAME/vmlinuz     the image vm/run.sh boots
+#   kernels/NAME/root/       unpacked headers and kbuild (host lines)
+#   chroot/sid/              the chroot of the "chroot" lines (vm/chroot.sh)
+#   linux-source/            linux-source-X.Y.tar.xz, env, tree/ (checkpatch,
+#                            kselftest headers)
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+mirror=${TWHEEL_MIRROR:-http://deb.debian.org/debian}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+update=0
+[ "${1:-}" = --update ] && { update=1; shift; }
+
+die() { echo "fetch-kernels: $*" >&2; exit 1; }
+say() { echo "fetch-kernels: $*" >&2; }
+
+# Fields of a line of vm/kernels: name suite abi toolchain [flags].
+table() { awk '!/^#/ && NF >= 4' "$here/kernels"; }
+row() { table | awk -v n="$1" '$1 == n'; }
+
+# suite_apt SUITE apt-get|apt-cache ARGS...: apt on the private lists of
+# SUITE, blind to the host's sources, preferences and installed packages.
+suite_apt() {
+	local d=$cache/apt/$1 cmd=$2
+	shift 2
+	"$cmd" -q -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts="$d/none" \
+		-o Dir::Etc::preferences="$d/none/preferences" -o Dir::Etc::preferencesparts="$d/none" \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o Dir::State::status=/dev/null \
+		-o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin \
+		-o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root \
+		-o Debug::NoLocking=1 "$@"
+}
+
+# Once per run and suite: write its sources.list (stable suites with
+# their security updates) and update its lists.
+run_id="$$.$(date +%s)"
+suite_update() {
+	local s=$1 d=$cache/apt/$1
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/none"
+	(
+		flock 8
+		[ "$(cat "$d/updated" 2>/dev/null)" = "$run_id" ] && exit 0
+		echo "deb [signed-by=$keyring] $mirror $s main" >"$d/sources.list"
+		case $s in
+		sid|unstable|experimental) ;;
+		*) echo "deb [signed-by=$keyring] ${mirror%/debian}/debian-security $s-security main" >>"$d/sources.list" ;;
+		esac
+		say "$s: updating the package lists"
+		suite_apt "$s" apt-get update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; die "$s: apt-get update failed"; }
+		echo "$run_id" >"$d/updated"
+	) 8>"$d.lock"
+}
+
+# version SUITE PKG: its candidate version, empty if the suite has none.
+version() {
+	suite_apt "$1" apt-cache show --no-all-versions "$2" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1
+}
+
+# image_pkg SUITE ABI: the package holding /boot/vmlinuz-ABI-amd64 (since
+# 7.x Debian puts it in linux-binary-*, linux-image-* is a meta package).
+image_pkg() {
+	local p
+	for p in "linux-binary-$2-amd64" "linux-image-$2-amd64" "linux-image-$2-amd64-unsigned"; do
+		[ -n "$(version "$1" "$p")" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# newest_abi SUITE LINE: the newest ABI (5.10.0-46, 6.12.117+deb12, 7.3)
+# of LINE that has both an image and headers.
+newest_abi() {
+	local re abi
+	re=${2//./\\.}
+	suite_apt "$1" apt-cache pkgnames linux-headers- |
+		sed -nE "s/^linux-headers-(${re}([.-][0-9.-]*)?(\+deb[0-9]+)?)-amd64$/\1/p" |
+		sort -rV | while read -r abi; do
+			if image_pkg "$1" "$abi" >/dev/null; then echo "$abi"; break; fi
+		done
+}
+
+# headers_pkgs SUITE ABI: the headers package and the headers and kbuild
+# packages it depends on.
+headers_pkgs() {
+	local h=linux-headers-$2-amd64
+	echo "$h"
+	suite_apt "$1" apt-cache show --no-all-versions "$h" | sed -n 's/^Depends: //p' |
+		tr ',' '\n' | sed -nE 's/^ *(linux-(headers|kbuild)-[^ ]*).*/\1/p'
+}
+
+# pinned SUITE PKG...: PKG=VERSION for each, as apt-get takes them.
+pinned() {
+	local s=$1 p
+	shift
+	for p; do echo "$p=$(version "$s" "$p")"; done
+}
+
+# download SUITE DIR PKG=VER...: the .debs into DIR.
+download() {
+	local s=$1 d=$2
+	shift 2
+	mkdir -p "$d"
+	(cd "$d" && suite_apt "$s" apt-get download "$@") >"$d/download.log" 2>&1 ||
+		{ cat "$d/download.log" >&2; die "$s: apt-get download $* failed"; }
+}
+
+# relocate_headers ROOT FINAL: Debian's headers expect to live in /usr/src
+# (the flavour's Makefile includes the common one by absolute path);
+# point them at FINAL, where ROOT will be moved.
+relocate_headers() {
+	local f
+	for f in "$1"/usr/src/linux-headers-*/Makefile; do
+		sed -i "s|^include /usr/src/|include $2/usr/src/|" "$f"
+	done
+	! grep -n '[[:space:]]/usr/src/' "$1"/usr/src/linux-headers-*/Makefile ||
+		die "absolute /usr/src paths left in the Makefiles above"
+}
+
+# extract_vmlinuz DEB DIR: DIR/vmlinuz out of an image package, which
+# has it in /boot/vmlinuz-RELEASE up to 6.x and in
+# /usr/lib/modules/RELEASE/vmlinuz since 7.x; the modules stay packed.
+extract_vmlinuz() {
+	mkdir -p "$2/image"
+	dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2/image" --wildcards '*/vmlinuz*'
+	find "$2/image" -type f -name 'vmlinuz*' -exec mv {} "$2/vmlinuz" \;
+	rm -rf "$2/image"
+	[ -f "$2/vmlinuz" ] || die "no vmlinuz in $1"
+}
+
+# complete DIR: kernels/NAME has its image, and its headers are there (a
+# chroot made anew has none).
+complete() {
+	[ -f "$1/env" ] && [ -f "$1/vmlinuz" ] || return 1
+	# shellcheck disable=SC1091,SC2154 # written by fetch_line
+	(
+		. "$1/env"
+		case $toolchain in
+		host) [ -f "$1/$headers/.config" ] ;;
+		*) [ -f "$cache/chroot/sid$headers/.config" ] ;;
+		esac
+	)
+}
+
+# fetch_line NAME: one kernel line into kernels/NAME, replacing it only
+# when complete.
+fetch_line() {
+	local name=$1 suite abi tc dir new img hdrs pkgs deb current headers
+	read -r _ suite abi tc _ < <(row "$name") || die "$name: not a line of vm/kernels"
+	dir=$cache/kernels/$name
+	if [ "$update" = 0 ] && complete "$dir"; then
+		return 0
+	fi
+	suite_update "$suite"
+	abi=$(newest_abi "$suite" "$abi")
+	[ -n "$abi" ] || die "$name: no linux-image/linux-headers pair for $abi in $suite"
+	img=$(pinned "$suite" "$(image_pkg "$suite" "$abi")")
+	# shellcheck disable=SC2046 # package names, one a line
+	hdrs=$(pinned "$suite" $(headers_pkgs "$suite" "$abi") | tr '\n' ' ')
+	pkgs="$img ${hdrs% }"
+	# shellcheck disable=SC1091,SC2154 # written below
+	current=$(. "$dir/env" 2>/dev/null && echo "$packages") || current=
+	if [ "$current" = "$pkgs" ] && complete "$dir"; then
+		say "$name: $abi is current"
+		return 0
+	fi
+	say "$name: fetching $abi from $suite ($tc build)"
+	new=$cache/kernels/.$name.new
+	rm -rf "$new"
+	mkdir -p "$new/root"
+	if [ "$tc" = host ]; then
+		# shellcheck disable=SC2086 # a list of words
+		download "$suite" "$new/debs" $pkgs
+		for deb in "$new"/debs/*.deb; do
+			case $(basename "$deb") in
+			"${img%%=*}"_*) extract_vmlinuz "$deb" "$new" ;;
+			*) dpkg-deb -x "$deb" "$new/root" ;;
+			esac
+		done
+		rm -rf "$new/debs"
+		relocate_headers "$new/root" "$dir/root"
+		headers=root/usr/src/linux-headers-$abi-amd64
+		[ -f "$new/$headers/.config" ] || die "$name: no $headers/.config in the packages"
+	else
+		download "$suite" "$new/debs" "$img"
+		extract_vmlinuz "$new"/debs/"${img%%=*}"_*.deb "$new"
+		rm -rf "$new/debs"
+		# shellcheck disable=SC2086
+		"$here/chroot.sh" install $hdrs >"$new/chroot-install.log" 2>&1 ||
+			{ tail -n 20 "$new/chroot-install.log" >&2; die "$name: installing $hdrs in the chroot failed"; }
+		headers=/usr/src/linux-headers-$abi-amd64
+	fi
+	[ "$tc" = host ] || rm -rf "$new/root"
+	cat >"$new/env" <<EOF
+# Written by vm/fetch-kernels.sh. headers: in the chroot for toolchain=chroot.
+release=$abi-amd64
+suite=$suite
+toolchain=$tc
+headers=$headers
+packages="$pkgs"
+EOF
+	rm -rf "$dir"
+	mv "$new" "$dir"
+	say "$name: $abi ready in $dir"
+}
+
+# The linux-source of the line marked debug: the tarball, and the few
+# files the harness takes from it unpacked in tree/.
+fetch_source() {
+	local dir=$cache/linux-source suite abi line pkg ver new
+	read -r line suite abi _ < <(table | awk '$5 == "debug"') || die "no line marked debug in vm/kernels"
+	pkg=linux-source-$abi
+	if [ "$update" = 0 ] && [ -f "$dir/env" ]; then
+		return 0
+	fi
+	suite_update "$suite"
+	ver=$(version "$suite" "$pkg")
+	[ -n "$ver" ] || die "$suite has no $pkg"
+	# shellcheck disable=SC1091,SC2154 # written below
+	if [ "$(. "$dir/env" 2>/dev/null && echo "$version")" = "$ver" ]; then
+		say "source: $pkg $ver is current"
+		return 0
+	fi
+	say "source: fetching $pkg $ver from $suite"
+	new=$cache/.linux-source.new
+	rm -rf "$new"
+	download "$suite" "$new/debs" "$pkg=$ver"
+	dpkg-deb --fsys-tarfile "$new"/debs/"$pkg"_*.deb | tar -x -C "$new" --strip-components=3 ./usr/src/
+	rm -rf "$new/debs"
+	mkdir -p "$new/tree"
+	tar -xf "$new/$pkg.tar.xz" -C "$new/tree" --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
+		'*/scripts/checker-valid.sh' \
+		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
+	printf 'line=%s\npackage=%s\nversion=%s\ntarball=%s\n' "$line" "$pkg" "$ver" "$pkg.tar.xz" >"$new/env"
+	rm -rf "$dir"
+	mv "$new" "$dir"
+	say "source: $pkg $ver ready in $dir"
+}
+
+[ -r "$keyring" ] || die "$keyring missing (package debian-archive-keyring)"
+mkdir -p "$cache/kernels"
+# shellcheck disable=SC2046 # names, one a line
+[ $# -gt 0 ] || set -- $(table | awk '{ print $1 }') source
+# One fetcher per kernel at a time (check, demo and vm/run.sh may run side
+# by side); a second one waits, then finds the kernel there.
+for name; do
+	case $name in
+	source) (flock 9; fetch_source) 9>"$cache/kernels/source.lock" ;;
+	*) (flock 9; fetch_line "$name") 9>"$cache/kernels/$name.lock" ;;
+	esac
+done
