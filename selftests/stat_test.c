@@ -7,7 +7,9 @@
  * one of its own, opened as another user, under a name that needs
  * escaping. Every row of `--json -p PID`, `--json` and the table must
  * match /proc/PID/fdinfo of its descriptor, one row per descriptor and
- * none other; a missing module exits 1, a usage error 2.
+ * none other; a missing module exits 1, a usage error 2. The child opens
+ * its wheel through a node of its own (/dev/twheel is root's), which
+ * the tool must find by device number all the same.
  *
  * The tool's own source is compiled into this program, its main()
  * renamed, and run in a forked child with stdout and stderr in pipes:
@@ -29,6 +31,7 @@
 #include "kselftest_harness.h"
 
 #define OUT_MAX		(256 * 1024)
+#define CHILD_NODE	"/tmp/stat_test-twheel"
 #define CHILD_UID	65534
 /* A process name with what JSON must escape: quote, backslash, tab, newline. */
 #define CHILD_COMM	"tw\"st\\a\tt\nx"
@@ -350,10 +353,10 @@ static int sync_pipe[2];
 
 /*
  * The child: keeps the shared wheel @keep, drops the rest, becomes
- * another user with an awkward name, opens a wheel of its own, says
- * which fd it got and waits to be killed, or to die with its parent (a
- * failed setup runs no teardown, and a wheel left open would pin the
- * module).
+ * another user with an awkward name, opens a wheel of its own through
+ * CHILD_NODE, says which fd it got and waits to be killed, or to die
+ * with its parent (a failed setup runs no teardown, and a wheel left
+ * open would pin the module).
  */
 static void child_main(int keep)
 {
@@ -366,8 +369,9 @@ static void child_main(int keep)
 	prctl(PR_SET_NAME, CHILD_COMM);
 	if (setresgid(CHILD_UID, CHILD_UID, CHILD_UID) || setresuid(CHILD_UID, CHILD_UID, CHILD_UID))
 		_exit(1);
-	fd = wheel_new(0, 10 * NSEC_PER_MSEC, NSEC_PER_SEC, 0);
-	if (fd < 0 || twheel_add(fd, 7, 3600 * NSEC_PER_SEC))
+	fd = open(CHILD_NODE, O_RDWR);
+	if (fd < 0 || twheel_setup(fd, 10 * NSEC_PER_MSEC, NSEC_PER_SEC, CLOCK_MONOTONIC, 0) ||
+	    twheel_add(fd, 7, 3600 * NSEC_PER_SEC))
 		_exit(2);
 	if (write(sync_pipe[1], &fd, sizeof(fd)) != sizeof(fd))
 		_exit(3);
@@ -392,12 +396,20 @@ FIXTURE_SETUP(wheels)
 		.flags = TWHEEL_SETUPF_TOUCH,
 		.touch_slots = 100,
 	};
+	unsigned int maj, min;
 	struct twheel_op op;
+	char dev[32];
 	uint64_t until;
 	int i;
 
 	if (geteuid())
 		SKIP(return, "needs root: the child becomes another user");
+	/* A node anyone may open, for the child: the same device, another name. */
+	ASSERT_LT(0, read_file("/sys/class/misc/twheel/dev", dev, sizeof(dev)));
+	ASSERT_EQ(2, sscanf(dev, "%u:%u", &maj, &min));
+	unlink(CHILD_NODE);
+	if (mknod(CHILD_NODE, S_IFCHR | 0666, makedev(maj, min)) || chmod(CHILD_NODE, 0666))
+		SKIP(return, "cannot make a device node in /tmp: %s", strerror(errno));
 
 	/* Tick 1 ms, monotonic, 30 ms: three ids live for an hour, two events waiting. */
 	self->fd[W_MS] = wheel_new(0, NSEC_PER_MSEC, 30 * NSEC_PER_MSEC, 1000);
@@ -454,8 +466,9 @@ FIXTURE_SETUP(wheels)
 		child_main(self->fd[W_DUP]);
 	close(sync_pipe[1]);
 	ASSERT_EQ(sizeof(int), read(sync_pipe[0], &self->child_fd, sizeof(int)))
-		TH_LOG("the child could not set up its wheel");
+		TH_LOG("the child could not open and set up a wheel through %s", CHILD_NODE);
 	close(sync_pipe[0]);
+	unlink(CHILD_NODE);
 	ASSERT_LT(0, read_file("/proc/self/comm", self->comm, sizeof(self->comm)));
 	self->comm[strcspn(self->comm, "\n")] = 0;
 }
@@ -464,6 +477,7 @@ FIXTURE_TEARDOWN(wheels)
 {
 	int i;
 
+	unlink(CHILD_NODE);
 	if (self->child > 0) {
 		kill(self->child, SIGKILL);
 		waitpid(self->child, NULL, 0);

@@ -20,6 +20,11 @@
  *    a deadline on the wheel's tick grid, never before the call's start +
  *    timeout (or the absolute deadline), remaining_ns consistent with the
  *    call's time; input fields unchanged, nothing past the count changed;
+ *  - TWHEEL_IOC_REFRESH (the compact batch): EINVAL exactly when the uapi
+ *    says, a count of ids processed, failures a subsequence of those ids
+ *    in order and none of them live afterwards (the uapi: not refreshed
+ *    means not live, or not added), nothing written past the room of
+ *    what was processed;
  *  - read: events for ids we use, on the grid, with plausible times;
  *  - TWHEEL_IOC_DUMP: cursor semantics (0 begins, only the cursor field is
  *    written, it moves forward, TWHEEL_DUMP_END ends, any other value of
@@ -101,6 +106,7 @@ static uint8_t *arena;			/* 2 RW pages + 1 PROT_NONE */
 static uint8_t *ro_page;		/* PROT_READ */
 static uint8_t *unmapped;		/* an address with no mapping */
 static uint8_t *batch_region;		/* BATCH_PAGES RW + 1 PROT_NONE */
+static uint8_t *fail_region;		/* 2 RW pages + 1 PROT_NONE: REFRESH's failures */
 static uint8_t saved[BATCH_PAGES * PAGE];
 
 enum ptr_kind { P_VALID, P_NULL, P_UNMAPPED, P_RO, P_KERNEL, P_NONCANON, P_STRADDLE, P_NR };
@@ -815,6 +821,166 @@ static void do_read(void)
 			       (unsigned long long)ev[i].deadline_ns,
 			       (unsigned long long)ev[i - 1].deadline_ns);
 	}
+}
+
+/* ---- TWHEEL_IOC_REFRESH ---- */
+
+static void do_refresh_ids(void)
+{
+	static const int errs[] = { EBADFD, EFAULT, EINVAL };
+	static const uint32_t counts[] = { 0, 1, 2, 31, 32, 33, 64, 0x7fffffffU, 0x80000000U,
+					   0xffffffffU };
+	const uint32_t cap = BATCH_PAGES * PAGE / 8, room = 2 * PAGE / 8;
+	const uint32_t known = TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME | TWHEEL_OPF_ADD_IF_ABSENT;
+	struct twheel_refresh_args args, *ua;
+	enum ptr_kind akind, ikind, fkind;
+	uint8_t *ap = pick_ptr(sizeof(args), &akind);
+	uint64_t *idv = (uint64_t *)batch_region, *failed = (uint64_t *)fail_region, t0, t1;
+	int wi = pick_idx(), err, inval = 0;
+	const struct winfo *w = wheel_info(wi);
+	uint32_t i, j, n, nf;
+	long ret;
+
+	memset(&args, 0, sizeof(args));
+	args.count = rnd_below(&rs, 3) ? 1 + rnd_below(&rs, 40) : counts[rnd_below(&rs, 10)];
+	args.flags = rnd_below(&rs, 10) ? rnd_below(&rs, 8) & known : (uint32_t)rnd_next(&rs);
+	if (args.flags & TWHEEL_OPF_ABSTIME && rnd_below(&rs, 10))
+		args.timeout_ns = pick_abstime(w);
+	else if (args.flags & TWHEEL_OPF_TIMEOUT || !rnd_below(&rs, 10))
+		args.timeout_ns = pick_timeout();
+	args.pad = rnd_below(&rs, 20) ? 0 : (uint32_t)rnd_next(&rs);
+	args.nr_failed = rnd_below(&rs, 20) ? 0 : (uint32_t)rnd_next(&rs);
+	/* The ids: valid, running into the guard page, or a bad pointer. */
+	ikind = pick_kind();
+	if (ikind == P_STRADDLE)
+		idv = (uint64_t *)(batch_region + BATCH_PAGES * PAGE) - rnd_below(&rs, 40);
+	else if (ikind != P_VALID)
+		idv = (uint64_t *)ptr_of_kind(ikind, 8);
+	/* How many ids are there to read (a read-only page has junk ones). */
+	n = ikind == P_VALID ? (args.count < cap ? args.count : cap) :
+	    ikind == P_STRADDLE ? (uint32_t)((uint64_t *)(batch_region + BATCH_PAGES * PAGE) - idv) :
+	    ikind == P_RO ? (uint32_t)((uint64_t *)(ro_page + PAGE) - idv) : 0;
+	if (n > args.count)
+		n = args.count;
+	for (i = 0; i < n && ikind != P_RO; i++)
+		idv[i] = pick_id();
+	/* Junk ids on the read-only page may be refreshed, never added. */
+	if (ikind == P_RO)
+		args.flags &= ~TWHEEL_OPF_ADD_IF_ABSENT;
+	/* The failures: none wanted (0), room, room into the guard page, or bad. */
+	fkind = rnd_below(&rs, 4) ? pick_kind() : P_NULL;
+	if (fkind == P_STRADDLE)
+		failed = (uint64_t *)(fail_region + 2 * PAGE) - rnd_below(&rs, 40);
+	else if (fkind != P_VALID)
+		failed = (uint64_t *)ptr_of_kind(fkind, 8);
+	if (fkind == P_VALID || fkind == P_STRADDLE) {
+		fill_pattern(fail_region, 2 * PAGE);
+		memcpy(saved, fail_region, 2 * PAGE);
+	}
+	args.ids = (uintptr_t)idv;
+	args.failed = (uintptr_t)failed;
+	ua = (struct twheel_refresh_args *)ap;
+	if (akind == P_VALID) {
+		fill_pattern(ap, CHECK_LEN);
+		memcpy(ap, &args, sizeof(args));
+		memcpy(saved + BATCH_PAGES * PAGE - CHECK_LEN, ap, CHECK_LEN);
+	}
+	t0 = wclock(w);
+	ret = ioctl(wfd[wi], TWHEEL_IOC_REFRESH, ap);
+	err = errno;
+	t1 = wclock(w);
+	calls++;
+	check_errno(ret, err, errs, 3, "REFRESH");
+	if (!w->setup) {
+		if (ret != -1 || err != EBADFD)
+			report(R_ERRNO, "REFRESH before setup returned %ld errno %d, uapi says EBADFD",
+			       ret, ret < 0 ? err : 0);
+		return;
+	}
+	if (akind != P_VALID) {
+		if (ret >= 0)
+			report(R_ERRNO, "REFRESH with an unusable argument (%d) returned %ld", akind,
+			       ret);
+		return;
+	}
+	if (args.pad || args.nr_failed || args.count > INT_MAX || args.flags & ~known)
+		inval = 1;
+	else if (!(args.flags & (TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME)))
+		inval = args.timeout_ns != 0;
+	else if (!(args.flags & TWHEEL_OPF_ABSTIME))
+		inval = args.timeout_ns > w->max_timeout;
+	if (inval) {
+		if (ret != -1 || err != EINVAL)
+			report(R_ERRNO, "REFRESH flags %#x timeout %llu count %u pad %#x nr_failed %u returned %ld errno %d, uapi says EINVAL",
+			       args.flags, (unsigned long long)args.timeout_ns, args.count, args.pad,
+			       args.nr_failed, ret, ret < 0 ? err : 0);
+		return;
+	}
+	if (ret < 0) {
+		if (err != EFAULT || (ikind == P_VALID && args.count <= n &&
+				      (fkind == P_VALID || fkind == P_NULL) && args.count <= room))
+			report(R_ERRNO, "REFRESH of %u ids (ids kind %d, failed kind %d): errno %d",
+			       args.count, ikind, fkind, err);
+		if (memcmp(ap, saved + BATCH_PAGES * PAGE - CHECK_LEN, CHECK_LEN))
+			report(R_STRAY, "REFRESH failed but changed its argument");
+		return;
+	}
+	nf = ua->nr_failed;
+	if ((uint64_t)ret > args.count || nf > ret ||
+	    (ret > (long)n && (ikind == P_VALID || ikind == P_STRADDLE)) ||
+	    (ret > 0 && ikind != P_VALID && ikind != P_STRADDLE && ikind != P_RO) ||
+	    (ret < (long)args.count && ikind == P_VALID && args.count <= n &&
+	     (fkind == P_NULL || (fkind == P_VALID && args.count <= room)))) {
+		report(R_ERRNO, "REFRESH of %u ids (ids kind %d, failed kind %d) returned %ld, %u failed",
+		       args.count, ikind, fkind, ret, nf);
+		return;
+	}
+	{
+		struct twheel_refresh_args b;
+
+		memcpy(&b, saved + BATCH_PAGES * PAGE - CHECK_LEN, sizeof(b));
+		b.nr_failed = ua->nr_failed;
+		if (memcmp(&b, ua, sizeof(b)))
+			report(R_STRAY, "REFRESH changed its argument beyond nr_failed");
+	}
+	if (fkind != P_VALID && fkind != P_STRADDLE)
+		return;
+	/* Failures: a subsequence of the ids processed, none of them live now. */
+	for (i = 0, j = 0; i < nf; i++, j++) {
+		struct twheel_op q;
+
+		while (j < (uint32_t)ret && idv[j] != failed[i])
+			j++;
+		if (j == (uint32_t)ret) {
+			report(R_OPFIELD, "REFRESH failure %u is %#llx, not one of the ids in order",
+			       i, (unsigned long long)failed[i]);
+			break;
+		}
+		op_init(&q, TWHEEL_OP_QUERY, failed[i], 0, 0);
+		if (raw_op(wfd[wi], &q) == 0)
+			report(R_OPFIELD, "REFRESH (flags %#x, timeout %llu at [%llu, %llu]) listed id %#llx as not refreshed, but it is live (deadline %llu)",
+			       args.flags, (unsigned long long)args.timeout_ns,
+			       (unsigned long long)t0, (unsigned long long)t1,
+			       (unsigned long long)failed[i], (unsigned long long)q.deadline_ns);
+		calls++;
+	}
+	/*
+	 * Past the failures only the room of what was processed may be
+	 * written, and only with zeros; past that nothing.
+	 */
+	for (i = nf * 8; i < 2 * PAGE - ((uint8_t *)failed - fail_region); i++) {
+		uint8_t a = ((uint8_t *)failed)[i], b = saved[(uint8_t *)failed - fail_region + i];
+
+		if (a != b && (a || i >= (uint64_t)ret * 8)) {
+			report(R_STRAY, "REFRESH: byte %u of the failures changed to %#x (%u processed, %u failed)",
+			       i, a, (unsigned)ret, nf);
+			break;
+		}
+	}
+	/* Failures echo the ids given: only ours can be told from kernel pointers. */
+	if (ikind != P_RO)
+		scan_kptr(saved + ((uint8_t *)failed - fail_region), (const uint8_t *)failed, nf * 8,
+			  "REFRESH");
 }
 
 /* ---- TWHEEL_IOC_DUMP ---- */
@@ -1595,6 +1761,7 @@ static void do_remap(void)
 
 struct pinc {
 	uint64_t dl;			/* the deadline its last ADD or REFRESH gave */
+	int exact;			/* dl is that deadline, not a bound below it */
 	int bound;			/* to a slot: touches may move it later */
 	int expired;			/* known to have expired (ENOENT, or a later ADD) */
 };
@@ -1668,7 +1835,7 @@ static void probe_check_dl(int k, const struct pinc *inc, uint64_t dl, const cha
 	if (dl < inc->dl)
 		report(R_TOUCH, "probe id %d: %s deadline %llu is %llu ns before the one its last ADD/REFRESH gave",
 		       k, what, (unsigned long long)dl, (unsigned long long)(inc->dl - dl));
-	else if (!inc->bound && dl != inc->dl)
+	else if (!inc->bound && inc->exact && dl != inc->dl)
 		report(R_TOUCH, "probe id %d (unbound): %s deadline %llu, its last ADD/REFRESH gave %llu",
 		       k, what, (unsigned long long)dl, (unsigned long long)inc->dl);
 	if (!on_grid(&probe_w, dl))
@@ -1689,6 +1856,7 @@ static void probe_apply(int k, const struct twheel_op *op)
 			if (live)
 				last->expired = 1;	/* it expired meanwhile */
 			st->q[st->n].dl = op->deadline_ns;
+			st->q[st->n].exact = 1;
 			st->q[st->n].bound = op->flags & TWHEEL_OPF_TOUCH &&
 					     op->slot != TWHEEL_SLOT_NONE;
 			st->q[st->n].expired = 0;
@@ -1702,6 +1870,7 @@ static void probe_apply(int k, const struct twheel_op *op)
 		}
 		if (op->op == TWHEEL_OP_REFRESH) {
 			last->dl = op->deadline_ns;
+			last->exact = 1;
 			if (op->flags & TWHEEL_OPF_TOUCH)
 				last->bound = op->slot != TWHEEL_SLOT_NONE;
 			break;
@@ -1719,6 +1888,53 @@ static void probe_apply(int k, const struct twheel_op *op)
 			last->expired = 1;
 		break;
 	}
+}
+
+/*
+ * TWHEEL_IOC_REFRESH of a few churn ids: those not listed as failed were
+ * live and now have a deadline of at least the call's start + timeout
+ * (the call does not say which); the failed ones were not live.
+ */
+static void probe_refresh_ids(void)
+{
+	struct twheel_refresh_args a = { .flags = TWHEEL_OPF_TIMEOUT };
+	uint64_t idv[8], failed[8], t0;
+	struct pstate *st;
+	uint32_t i, j, n = 1 + rnd_below(&rs, 8);
+	long ret;
+
+	for (i = 0; i < n; i++)
+		idv[i] = probe_id(PROBE_STABLE + rnd_below(&rs, PROBE_IDS - PROBE_STABLE));
+	a.ids = (uintptr_t)idv;
+	a.failed = (uintptr_t)failed;
+	a.count = n;
+	a.timeout_ns = rnd_below(&rs, 20 * NSEC_PER_MSEC);
+	t0 = mono_ns();
+	ret = ioctl(probe_fd, TWHEEL_IOC_REFRESH, &a);
+	calls++;
+	if (ret != n || a.nr_failed > n) {
+		report(R_TOUCH, "probe REFRESH of %u ids returned %ld, %u failed", n, ret, a.nr_failed);
+		return;
+	}
+	for (i = 0, j = 0; i < n; i++) {
+		struct twheel_op op;
+
+		/* Fold each id in as a REFRESH op's result would be. */
+		op_init(&op, TWHEEL_OP_REFRESH, idv[i], TWHEEL_OPF_TIMEOUT, a.timeout_ns);
+		if (j < a.nr_failed && failed[j] == idv[i]) {
+			op.result = -ENOENT;
+			j++;
+		} else {
+			op.result = 0;
+			op.deadline_ns = t0 + a.timeout_ns;
+		}
+		st = &probe[probe_k(idv[i])];
+		probe_apply(probe_k(idv[i]), &op);
+		if (!op.result && st->n)
+			st->q[st->n - 1].exact = 0;
+	}
+	if (j != a.nr_failed)
+		report(R_TOUCH, "probe REFRESH failures are not the ids in order");
 }
 
 static void probe_op(void)
@@ -1851,8 +2067,12 @@ static void probe_step(void)
 {
 	int i, n = 1 + rnd_below(&rs, 4);
 
-	for (i = 0; i < n; i++)
-		probe_op();
+	for (i = 0; i < n; i++) {
+		if (rnd_below(&rs, 10))
+			probe_op();
+		else
+			probe_refresh_ids();
+	}
 	probe_read();
 	if (rnd_below(&rs, 10) < 4)
 		probe_dump();
@@ -1926,7 +2146,7 @@ static void do_random_ioctl(void)
 		else
 			cmd = rnd_next(&rs);
 	} while (vfs_generic(cmd) || cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP ||
-		 cmd == TWHEEL_IOC_BATCH || cmd == TWHEEL_IOC_DUMP);
+		 cmd == TWHEEL_IOC_BATCH || cmd == TWHEEL_IOC_DUMP || cmd == TWHEEL_IOC_REFRESH);
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(saved, p, CHECK_LEN);
@@ -2020,8 +2240,10 @@ static void one_call(void)
 		do_random_ioctl();
 	else if (r < 72)
 		do_poll();
-	else if (r < 81)
+	else if (r < 79)
 		do_dump();
+	else if (r < 81)
+		do_refresh_ids();
 	else if (r < 87)
 		do_mmap();
 	else if (r < 91)
@@ -2263,15 +2485,17 @@ int main(int argc, char **argv)
 	arena = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	batch_region = mmap(NULL, (BATCH_PAGES + 1) * PAGE, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fail_region = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ro_page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unmapped = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (arena == MAP_FAILED || batch_region == MAP_FAILED || ro_page == MAP_FAILED ||
-	    unmapped == MAP_FAILED) {
+	    unmapped == MAP_FAILED || fail_region == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
 	mprotect(arena + 2 * PAGE, PAGE, PROT_NONE);
 	mprotect(batch_region + BATCH_PAGES * PAGE, PAGE, PROT_NONE);
+	mprotect(fail_region + 2 * PAGE, PAGE, PROT_NONE);
 	munmap(unmapped, PAGE);
 	dev_noexec = !statvfs(TWHEEL_DEVICE, &sv) && (sv.f_flag & ST_NOEXEC);
 	ids[0] = 0;
