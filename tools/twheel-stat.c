@@ -80,18 +80,24 @@ static bool twheel_devnum(dev_t *dev)
 	return ok;
 }
 
+/* The process name: all of /proc/PID/comm but its last newline (a name may hold others). */
 static void read_comm(int pid, char *buf, size_t size)
 {
 	char path[64];
+	size_t n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	f = fopen(path, "r");
-	if (!f || !fgets(buf, size, f))
-		snprintf(buf, size, "?");
-	if (f)
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
 		fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
+	}
+	if (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+	if (!n)
+		snprintf(buf, size, "?");
 }
 
 /* Parse "key:\tdecimal" lines of one fdinfo file into @w. */
@@ -212,6 +218,22 @@ static void print_dur(const struct wheel_fd *w, enum field f, int width)
 	printf(" %*s", width, buf);
 }
 
+/*
+ * @comm with its control characters as '?', as ps(1) shows them: a
+ * process name can hold any byte but NUL, and a newline or tab in it
+ * must not forge or shift a row of the table.
+ */
+static const char *printable(const char *comm)
+{
+	static char buf[sizeof(((struct wheel_fd *)0)->comm)];
+	size_t i;
+
+	for (i = 0; comm[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = (unsigned char)comm[i] < 0x20 || comm[i] == 0x7f ? '?' : comm[i];
+	buf[i] = 0;
+	return buf;
+}
+
 static void print_table(void)
 {
 	size_t i;
@@ -222,7 +244,7 @@ static void print_table(void)
 	for (i = 0; i < nr_found; i++) {
 		const struct wheel_fd *w = &found[i];
 
-		printf("%7d %-15.15s %4d", w->pid, w->comm, w->fd);
+		printf("%7d %-15.15s %4d", w->pid, printable(w->comm), w->fd);
 		print_num(w, F_WHEEL, 6);
 		print_num(w, F_UID, 6);
 		if (!w->setup) {
@@ -298,13 +320,20 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			only = atoi(optarg);
-			if (only <= 0) {
+		case 'p': {
+			char *end;
+			long pid;
+
+			/* All of it a positive decimal: "12abc" is no pid 12. */
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid <= 0 || pid > INT_MAX) {
 				fprintf(stderr, "twheel-stat: bad pid '%s'\n", optarg);
 				return 2;
 			}
+			only = pid;
 			break;
+		}
 		case 'j':
 			json = true;
 			break;
