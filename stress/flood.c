@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flood: ids a user chooses cost what random ids cost.
+ *
+ * The id index was once hashed with the kernel's hash_64(), a
+ * multiplication by a public constant: the ids i * 0x0e217c1e66c88cc3
+ * all land in bucket 0 of it at every table size, so each operation on
+ * them walked one chain of all of them, and their expiry did so under
+ * the wheel's lock. The index is keyed now (SipHash, a secret per
+ * wheel). This program times the same work on N such chosen ids and on
+ * N random ids: one batch of adds, one of queries, one of refreshes to
+ * a common absolute deadline, then the expiry of all N read back (from
+ * the deadline to the last event). Rounds alternate which set goes first
+ * and the medians are compared, so that noise from a loaded host does
+ * not decide it; the ratio must be at most 2.
+ *
+ * Then one more run of the chosen ids with a busy thread pinned to each
+ * CPU (gap.h) from the refresh to the last event: the longest time the
+ * expiry kept a runnable thread out ("runq"), and the longest raw gap;
+ * repeated up to 3 times while that is over 100 ms, since a loaded host
+ * adds random steal to it.
+ *
+ *   flood [N]			(default 100000; 12500 on a debug kernel)
+ *
+ * Prints TAP, "flood: ids=N chosen_ms=X random_ms=Y ratio=R" and
+ * "flood: expiry ids=N max_ms=X cpus=C".
+ */
+#include "gap.h"
+
+#define ROUNDS		3
+#define CHOSEN_MUL	0x0e217c1e66c88cc3ULL
+#define MAX_CPUS	64
+#define READ_EVENTS	65536
+
+static uint64_t *ids;
+static struct twheel_op *ops;
+static struct twheel_event *ev;
+
+/* One batch of @code on every id; its wall time, or 0 if any op failed. */
+static uint64_t batch_all(int fd, uint64_t n, uint32_t code, uint32_t flags, uint64_t t)
+{
+	uint64_t i, start;
+	long r;
+
+	for (i = 0; i < n; i++)
+		tw_op_init(&ops[i], code, ids[i], flags, t);
+	start = now_ns();
+	r = tw_batch(fd, ops, n);
+	t = now_ns() - start;
+	if (r != (long)n) {
+		diag("batch of %llu op %u: %ld", (unsigned long long)n, code, r);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].result) {
+			diag("op %u on id %#llx: %d", code, (unsigned long long)ids[i],
+			     ops[i].result);
+			return 0;
+		}
+	}
+	return t ?: 1;
+}
+
+/*
+ * Add, query, refresh to a common deadline and expire @n ids; the time
+ * it took (idle time before the deadline left out), or 0 on a failure.
+ * With @nw watchers @ws, watches gaps from the refresh on into @gr.
+ */
+static uint64_t run(uint64_t n, struct gap_watch *ws, int nw, struct gap_result *gr)
+{
+	uint64_t add, query, refresh, deadline, t, got = 0, sum = 0, xsum = 0, i;
+	uint64_t want_sum = 0, want_xsum = 0, early = 0;
+	int fd = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
+
+	if (fd < 0) {
+		diag("open: %s", strerror(-fd));
+		return 0;
+	}
+	add = batch_all(fd, n, TWHEEL_OP_ADD, 0, 0);
+	query = add ? batch_all(fd, n, TWHEEL_OP_QUERY, 0, 0) : 0;
+	if (!query) {
+		close(fd);
+		return 0;
+	}
+	/* Far enough that the refresh batch ends before it: it costs an add. */
+	deadline = now_ns() + 2 * add + 100 * MS;
+	if (nw)
+		gap_open(ws, nw);
+	refresh = batch_all(fd, n, TWHEEL_OP_REFRESH, TWHEEL_OPF_ABSTIME, deadline);
+	t = now_ns();
+	while (refresh && got < n) {
+		ssize_t r = read(fd, ev, READ_EVENTS * sizeof(*ev));
+
+		if (r <= 0) {
+			diag("read: %s", r ? strerror(errno) : "EOF");
+			break;
+		}
+		for (i = 0; i < (uint64_t)r / sizeof(*ev); i++) {
+			sum += ev[i].id;
+			xsum ^= ev[i].id * 0x9e3779b97f4a7c15ULL;
+			early += ev[i].expired_ns < ev[i].deadline_ns || ev[i].deadline_ns < deadline;
+		}
+		got += r / sizeof(*ev);
+	}
+	if (nw)
+		gap_close(ws, nw, gr);
+	close(fd);
+	for (i = 0; i < n; i++) {
+		want_sum += ids[i];
+		want_xsum ^= ids[i] * 0x9e3779b97f4a7c15ULL;
+	}
+	if (got != n || sum != want_sum || xsum != want_xsum || early) {
+		diag("expiry: %llu of %llu events, checksums %s, %llu early",
+		     (unsigned long long)got, (unsigned long long)n,
+		     sum == want_sum && xsum == want_xsum ? "match" : "differ",
+		     (unsigned long long)early);
+		return 0;
+	}
+	/* From the deadline (or the refresh's end, if later) to the last event. */
+	t = now_ns() - (t > deadline ? t : deadline);
+	return add + query + refresh + t;
+}
+
+static void gen_chosen(uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = (i + 1) * CHOSEN_MUL;
+}
+
+static void gen_random(uint64_t n, uint64_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		ids[i] = rnd_next(&seed);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t def = access("/proc/lockdep", F_OK) ? 100000 : 12500;
+	uint64_t n = arg_or_env(argc, argv, "TWHEEL_FLOOD_IDS", def);
+	uint64_t chosen[ROUNDS], random[ROUNDS];
+	double ratio[ROUNDS];
+	struct gap_watch ws[MAX_CPUS];
+	struct gap_result gr = { 0 };
+	int cpus[MAX_CPUS], ncpu, r, ok = 1;
+
+	tap_plan(3);
+	ids = malloc(n * sizeof(*ids));
+	ops = malloc(n * sizeof(*ops));
+	ev = malloc(READ_EVENTS * sizeof(*ev));
+	if (!ids || !ops || !ev)
+		tap_skip_all("out of memory");
+	memset(ev, 0, READ_EVENTS * sizeof(*ev));
+
+	for (r = 0; r < ROUNDS && ok; r++) {
+		int first_chosen = !(r & 1), k;
+
+		for (k = 0; k < 2 && ok; k++) {
+			uint64_t *slot = (k == 0) == first_chosen ? &chosen[r] : &random[r];
+
+			if (slot == &chosen[r])
+				gen_chosen(n);
+			else
+				gen_random(n, 0x5eed0000 + r);
+			*slot = run(n, NULL, 0, NULL);
+			ok = *slot != 0;
+		}
+		if (ok) {
+			ratio[r] = (double)chosen[r] / random[r];
+			diag("round %d: chosen %.0f ms, random %.0f ms, ratio %.2f", r + 1,
+			     chosen[r] / 1e6, random[r] / 1e6, ratio[r]);
+		}
+	}
+	if (!tap_result(ok, "%d rounds of add, query, refresh and expiry of %llu ids each",
+			ROUNDS, (unsigned long long)n))
+		return tap_exit_code();
+	qsort(chosen, ROUNDS, sizeof(chosen[0]), cmp_u64);
+	qsort(random, ROUNDS, sizeof(random[0]), cmp_u64);
+	qsort(ratio, ROUNDS, sizeof(ratio[0]), cmp_double);
+	printf("flood: ids=%llu chosen_ms=%.0f random_ms=%.0f ratio=%.2f\n",
+	       (unsigned long long)n, chosen[ROUNDS / 2] / 1e6, random[ROUNDS / 2] / 1e6,
+	       ratio[ROUNDS / 2]);
+	tap_result(ratio[ROUNDS / 2] <= 2.0, "chosen ids cost at most twice random ids (median of %d rounds)",
+		   ROUNDS);
+
+	ncpu = gap_cpus(cpus, MAX_CPUS);
+	if (gap_start(ws, cpus, ncpu)) {
+		tap_result(0, "start the watchers");
+		return tap_exit_code();
+	}
+	/* Host steal is random, a stretch the kernel cannot be preempted in is not: best of 3. */
+	gen_chosen(n);
+	for (r = 0; r < 3 && ok; r++) {
+		struct gap_result g;
+
+		ok = run(n, ws, ncpu, &g) != 0;
+		diag("expiry of the chosen ids, attempt %d, a busy thread on each CPU: max runq %.1f ms; longest gap %.1f ms (%.1f ms on the runqueue), %llu gaps >= 1 ms",
+		     r + 1, g.max_runq_ns / 1e6, g.max_gap_ns / 1e6, g.max_gap_runq_ns / 1e6,
+		     (unsigned long long)g.gaps);
+		if (!r || g.max_runq_ns < gr.max_runq_ns)
+			gr = g;
+		if (gr.max_runq_ns <= 100 * MS)
+			break;
+	}
+	gap_stop(ws, ncpu);
+	printf("flood: expiry ids=%llu max_ms=%.1f cpus=%d\n", (unsigned long long)n,
+	       gr.max_runq_ns / 1e6, ncpu);
+	tap_result(ok && gr.max_runq_ns <= 100 * MS,
+		   "the chosen ids' expiry kept no runnable thread out over 100 ms (best of %d)",
+		   r < 3 ? r + 1 : 3);
+	return tap_exit_code();
+}
