@@ -4,37 +4,20 @@
  * side in one run with the kernel's own per-id answer, one timerfd per id
  * in an epoll set, and with a trivial ioctl as the unit of syscall cost.
  *
- * Run inside the VM (bench/run.sh). Under software emulation absolute
- * times are several times native, but ratios between syscalls hold, so
- * the figures that matter are the ratios printed at the end.
+ * Run inside the VM: `make -C bench run` (or `make bench-dev` at the top).
+ * Under software emulation absolute times are several times native, but
+ * ratios between syscalls hold, so the figures that matter are the ratios
+ * between the lines (docs/bench-device.md).
  *
- * Output: one line per figure, `devbench: impl=NAME n=N op=OP ns=X`, and
- * `devbench: ratio ...` lines.
+ * Output: one line per figure, `devbench: impl=NAME n=N op=OP ns=X`.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <linux/twheel.h>
+#include "twheel_test.h"
 
 #define BATCH	1024
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -51,54 +34,46 @@ static uint64_t rnd_state = 88172645463325252ULL;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return rnd_next(&rnd_state);
 }
 
 /* A random timeout of 10 to 40 s: nothing expires while we measure. */
 static uint64_t rnd_timeout(void)
 {
-	return 10000000000ULL + rnd() % 30000000000ULL;
+	return 10 * NSEC_PER_SEC + rnd() % (30 * NSEC_PER_SEC);
 }
 
 static int wheel_open(void)
 {
-	struct twheel_setup_args s = {
-		.tick_ns = 1000000, .default_timeout_ns = 30000000000ULL,
-		.clockid = CLOCK_MONOTONIC,
-	};
-	int fd = open(TWHEEL_DEVICE, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int fd = wheel_new(O_CLOEXEC | O_NONBLOCK, NSEC_PER_MSEC, 30 * NSEC_PER_SEC, 0);
 
-	if (fd < 0)
-		die("open " TWHEEL_DEVICE);
-	if (ioctl(fd, TWHEEL_IOC_SETUP, &s))
-		die("TWHEEL_IOC_SETUP");
+	if (fd < 0) {
+		errno = -fd;
+		die("open and set up " TWHEEL_DEVICE);
+	}
 	return fd;
 }
 
+/* One op through libtwheel, as a user would send it. */
 static void wheel_op(int fd, uint32_t code, uint64_t id, uint64_t timeout)
 {
-	struct twheel_op op = { .id = id, .op = code };
+	struct twheel_op op;
 
-	if (code == TWHEEL_OP_ADD || code == TWHEEL_OP_REFRESH) {
-		op.flags = TWHEEL_OPF_TIMEOUT;
-		op.timeout_ns = timeout;
-	}
-	if (ioctl(fd, TWHEEL_IOC_OP, &op))
+	twheel_prep_op(&op, code, id, code == TWHEEL_OP_ADD || code == TWHEEL_OP_REFRESH ?
+		       timeout : TWHEEL_TIMEOUT_DEFAULT, 0);
+	if (twheel_submit_op(fd, &op))
 		die("TWHEEL_IOC_OP");
 }
 
 static void bench_baseline(long iters)
 {
 	int fd = wheel_open();
-	uint64_t t = now_ns();
+	uint64_t t = mono_ns();
 	long i;
 
 	for (i = 0; i < iters; i++)
 		ioctl(fd, _IO(TWHEEL_IOC_MAGIC, 0x7f), 0);	/* ENOTTY */
-	report("baseline", 0, "enotty_ioctl", now_ns() - t, iters);
+	report("baseline", 0, "enotty_ioctl", mono_ns() - t, iters);
 	close(fd);
 }
 
@@ -108,18 +83,18 @@ static void bench_twheel_single(long n)
 	uint64_t t;
 	long i;
 
-	t = now_ns();
+	t = mono_ns();
 	for (i = 0; i < n; i++)
 		wheel_op(fd, TWHEEL_OP_ADD, i, rnd_timeout());
-	report("twheel", n, "add", now_ns() - t, n);
-	t = now_ns();
+	report("twheel", n, "add", mono_ns() - t, n);
+	t = mono_ns();
 	for (i = 0; i < n; i++)
 		wheel_op(fd, TWHEEL_OP_REFRESH, rnd() % n, rnd_timeout());
-	report("twheel", n, "refresh", now_ns() - t, n);
-	t = now_ns();
+	report("twheel", n, "refresh", mono_ns() - t, n);
+	t = mono_ns();
 	for (i = 0; i < n; i++)
 		wheel_op(fd, TWHEEL_OP_CANCEL, i, 0);
-	report("twheel", n, "cancel", now_ns() - t, n);
+	report("twheel", n, "cancel", mono_ns() - t, n);
 	close(fd);
 }
 
@@ -131,18 +106,12 @@ static void batch_run(int fd, struct twheel_op *ops, long n, uint32_t code,
 
 	for (i = 0; i < n; i += BATCH) {
 		long k = n - i < BATCH ? n - i : BATCH;
-		struct twheel_batch_args b = { .ops = (uintptr_t)ops, .count = k };
 
-		for (j = 0; j < k; j++) {
-			memset(&ops[j], 0, sizeof(ops[j]));
-			ops[j].op = code;
-			ops[j].id = random_ids ? rnd() % n : (uint64_t)(i + j);
-			if (code != TWHEEL_OP_CANCEL) {
-				ops[j].flags = TWHEEL_OPF_TIMEOUT;
-				ops[j].timeout_ns = due_now ? 0 : rnd_timeout();
-			}
-		}
-		if (ioctl(fd, TWHEEL_IOC_BATCH, &b) != k)
+		for (j = 0; j < k; j++)
+			twheel_prep_op(&ops[j], code, random_ids ? rnd() % n : (uint64_t)(i + j),
+				       code == TWHEEL_OP_CANCEL ? TWHEEL_TIMEOUT_DEFAULT :
+				       due_now ? 0 : rnd_timeout(), 0);
+		if (twheel_batch(fd, ops, k) != k)
 			die("TWHEEL_IOC_BATCH");
 	}
 }
@@ -155,19 +124,19 @@ static void bench_twheel_batch(long n)
 	long got = 0;
 	uint64_t t;
 
-	t = now_ns();
+	t = mono_ns();
 	batch_run(fd, ops, n, TWHEEL_OP_ADD, 0, 0);
-	report("twheel-batch", n, "add", now_ns() - t, n);
-	t = now_ns();
+	report("twheel-batch", n, "add", mono_ns() - t, n);
+	t = mono_ns();
 	batch_run(fd, ops, n, TWHEEL_OP_REFRESH, 1, 0);
-	report("twheel-batch", n, "refresh", now_ns() - t, n);
-	t = now_ns();
+	report("twheel-batch", n, "refresh", mono_ns() - t, n);
+	t = mono_ns();
 	batch_run(fd, ops, n, TWHEEL_OP_CANCEL, 0, 0);
-	report("twheel-batch", n, "cancel", now_ns() - t, n);
+	report("twheel-batch", n, "cancel", mono_ns() - t, n);
 
 	/* Expiry: n ids due at the next tick, read back in bulk. */
 	batch_run(fd, ops, n, TWHEEL_OP_ADD, 0, 1);
-	t = now_ns();
+	t = mono_ns();
 	while (got < n) {
 		ssize_t r = read(fd, ev, sizeof(ev));
 
@@ -177,15 +146,15 @@ static void bench_twheel_batch(long n)
 			die("read");
 		got += r / sizeof(ev[0]);
 	}
-	report("twheel-batch", n, "expire", now_ns() - t, n);
+	report("twheel-batch", n, "expire", mono_ns() - t, n);
 	close(fd);
 }
 
 static void timerfd_arm(int tfd, uint64_t timeout)
 {
 	struct itimerspec its = {
-		.it_value = { .tv_sec = timeout / 1000000000ULL,
-			      .tv_nsec = timeout % 1000000000ULL },
+		.it_value = { .tv_sec = timeout / NSEC_PER_SEC,
+			      .tv_nsec = timeout % NSEC_PER_SEC },
 	};
 
 	if (timerfd_settime(tfd, 0, &its, NULL))
@@ -202,7 +171,7 @@ static void bench_timerfd(long n)
 
 	if (!fds || !evs || ep < 0)
 		die("timerfd setup");
-	t = now_ns();
+	t = mono_ns();
 	for (i = 0; i < n; i++) {
 		struct epoll_event e = { .events = EPOLLIN, .data.u64 = i };
 
@@ -213,23 +182,23 @@ static void bench_timerfd(long n)
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e))
 			die("epoll_ctl");
 	}
-	report("timerfd", n, "add", now_ns() - t, n);
-	t = now_ns();
+	report("timerfd", n, "add", mono_ns() - t, n);
+	t = mono_ns();
 	for (i = 0; i < n; i++)
 		timerfd_arm(fds[rnd() % n], rnd_timeout());
-	report("timerfd", n, "refresh", now_ns() - t, n);
-	t = now_ns();
+	report("timerfd", n, "refresh", mono_ns() - t, n);
+	t = mono_ns();
 	for (i = 0; i < n; i++) {
 		struct itimerspec off = { 0 };
 
 		timerfd_settime(fds[i], 0, &off, NULL);
 	}
-	report("timerfd", n, "cancel", now_ns() - t, n);
+	report("timerfd", n, "cancel", mono_ns() - t, n);
 
 	/* Expiry: all due now; take each through epoll and read it. */
 	for (i = 0; i < n; i++)
 		timerfd_arm(fds[i], 1);
-	t = now_ns();
+	t = mono_ns();
 	while (got < n) {
 		int k = epoll_wait(ep, evs, 1024, 1000), j;
 
@@ -242,7 +211,7 @@ static void bench_timerfd(long n)
 				got++;
 		}
 	}
-	report("timerfd", n, "expire", now_ns() - t, n);
+	report("timerfd", n, "expire", mono_ns() - t, n);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	close(ep);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * heartbeat: the IM-gateway scenario of the seeds, at a visible scale.
+ * heartbeat: an IM gateway's offline detection, at a visible scale.
  *
  * A gateway tracks N connections; each sends a heartbeat every ~interval
  * and is declared offline when none came for `timeout`. Here the
@@ -18,20 +18,11 @@
  * Exit status 0 only if every silent connection and no other was
  * reported, none early.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 
-#include "twheel.h"
+#include "twheel_test.h"
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define STEP_NS		(5 * NSEC_PER_MSEC)	/* simulation step */
 #define ID_BASE		0x1000000000ULL		/* ids look like user ids */
 
@@ -55,23 +46,11 @@ struct demo {
 	unsigned long long nr_refresh, nr_batches;
 };
 
-static uint64_t now_ns(void)
-{
-	return twheel_now(CLOCK_MONOTONIC);
-}
-
-static uint64_t rnd(struct demo *d)
-{
-	d->seed ^= d->seed >> 12;
-	d->seed ^= d->seed << 25;
-	d->seed ^= d->seed >> 27;
-	return d->seed * 0x2545f4914f6cdd1dULL;
-}
-
 /* The next heartbeat interval: the nominal one, +-20 %. */
 static uint64_t jitter(struct demo *d)
 {
-	return d->interval_ns * 8 / 10 + rnd(d) % (d->interval_ns * 4 / 10 + 1);
+	return d->interval_ns * 8 / 10 +
+	       rnd_next(&d->seed) % (d->interval_ns * 4 / 10 + 1);
 }
 
 static int start(struct demo *d, uint64_t t0)
@@ -81,7 +60,7 @@ static int start(struct demo *d, uint64_t t0)
 
 	for (i = 0; i < d->nr_conns; i++) {
 		d->conns[i].last_hb = t0;
-		d->conns[i].next_hb = t0 + rnd(d) % d->interval_ns;
+		d->conns[i].next_hb = t0 + rnd_next(&d->seed) % d->interval_ns;
 		twheel_prep_add(&d->ops[i], ID_BASE + i, TWHEEL_TIMEOUT_DEFAULT);
 	}
 	/*
@@ -90,11 +69,11 @@ static int start(struct demo *d, uint64_t t0)
 	 */
 	for (n = 0; n < d->nr_silent; ) {
 		uint64_t span = d->duration_ns - d->timeout_ns - 2 * NSEC_PER_SEC;
-		struct conn *c = &d->conns[rnd(d) % d->nr_conns];
+		struct conn *c = &d->conns[rnd_next(&d->seed) % d->nr_conns];
 
 		if (c->silent_at)
 			continue;
-		c->silent_at = t0 + NSEC_PER_SEC + rnd(d) % span;
+		c->silent_at = t0 + NSEC_PER_SEC + rnd_next(&d->seed) % span;
 		n++;
 	}
 	ret = twheel_batch(d->fd, d->ops, d->nr_conns);
@@ -114,7 +93,7 @@ static int start(struct demo *d, uint64_t t0)
 /* Send every heartbeat that is due, as one batch of refreshes. */
 static int send_heartbeats(struct demo *d)
 {
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 	unsigned int i, n = 0;
 	int ret;
 
@@ -133,7 +112,7 @@ static int send_heartbeats(struct demo *d)
 	if (!n)
 		return 0;
 	/* Taken before the batch: deadline >= last_hb + timeout. */
-	now = now_ns();
+	now = mono_ns();
 	ret = twheel_batch(d->fd, d->ops, n);
 	if (ret != (int)n) {
 		fprintf(stderr, "heartbeat: refresh batch: %d of %u\n", ret, n);
@@ -172,7 +151,7 @@ static int read_offline(struct demo *d)
 			fprintf(stderr, "heartbeat: read: %s\n", strerror(-n));
 			return -1;
 		}
-		now = now_ns();
+		now = mono_ns();
 		for (i = 0; i < n; i++) {
 			uint64_t k = ev[i].id - ID_BASE;
 			struct conn *c;
@@ -228,13 +207,13 @@ static int run(struct demo *d)
 		perror("heartbeat: epoll");
 		return -1;
 	}
-	t0 = now_ns();
+	t0 = mono_ns();
 	if (start(d, t0))
 		return -1;
 	end = t0 + d->duration_ns;
 	next_step = t0;
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		int n, ms;
 
 		if (now >= next_step) {

@@ -10,7 +10,7 @@
 #include <sys/time.h>
 #include <sys/mman.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)

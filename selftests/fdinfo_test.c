@@ -4,7 +4,7 @@
  * counters (live, events_waiting, expired_total, ticks_run,
  * ticks_caught_up), each as "name:\tdecimal", moving as they should.
  */
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)

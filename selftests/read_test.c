@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)

@@ -4,7 +4,7 @@
  * batches; every one expires exactly once, in deadline order, never
  * early. Also ENOSPC at a large cap, and a million cancels.
  */
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define NR_MILLION	(1U << 20)

@@ -7,7 +7,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(1 * NSEC_PER_MSEC)

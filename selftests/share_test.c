@@ -3,18 +3,18 @@
  * One fd, one wheel: wheels are isolated from one another; dup, fork and
  * SCM_RIGHTS share a wheel (which outlives its creator); O_CLOEXEC
  * closes it across exec; each expiry is read exactly once across all
- * readers; closing the fd while another thread waits in read or
- * epoll_wait neither hangs nor crashes; an open wheel pins the module.
+ * readers, whichever process added it; closing the fd while another
+ * thread waits in read, poll or epoll_wait neither hangs nor crashes,
+ * and a dup keeps the wheel waking epoll; an open wheel pins the module.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "twheel_util.h"
+#include "twheel_test.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -120,7 +120,7 @@ TEST_F(wheel, fork_shares_the_wheel)
 	EXPECT_EQ(2, ev.id);
 }
 
-#define NR_SHARED	1000
+#define NR_SHARED	2000
 
 /* Read in small gulps until @until, counting each id in @seen. */
 static int count_reads(int fd, atomic_uint *seen, uint64_t until)
@@ -135,11 +135,27 @@ static int count_reads(int fd, atomic_uint *seen, uint64_t until)
 	return n;
 }
 
+/* Add ids [first, first + n) in one batch; how many failed. */
+static unsigned int add_ids(int fd, struct twheel_op *ops, unsigned int first,
+			    unsigned int n)
+{
+	unsigned int i, bad = 0;
+
+	for (i = first; i < first + n; i++)
+		twheel_prep_add(&ops[i], i, 20 * NSEC_PER_MSEC +
+				(i % 100) * NSEC_PER_MSEC);
+	if (twheel_batch(fd, ops + first, n) != (int)n)
+		return n;
+	for (i = first; i < first + n; i++)
+		bad += ops[i].result != 0;
+	return bad;
+}
+
 TEST_F(wheel, expiry_is_read_once_across_processes)
 {
 	struct twheel_op *ops = calloc(NR_SHARED, sizeof(*ops));
 	atomic_uint *seen;
-	unsigned int i, bad = 0, total = 0;
+	unsigned int i, bad = 0, total = 0, failed;
 	int status, fd, ret;
 	pid_t pid;
 
@@ -147,22 +163,22 @@ TEST_F(wheel, expiry_is_read_once_across_processes)
 	seen = mmap(NULL, NR_SHARED * sizeof(*seen), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, seen);
+	/* Non-blocking: a read never sleeps on events the other side took. */
 	fd = wheel_new(O_NONBLOCK, TICK_NS, DFLT_NS, 0);
 	ASSERT_LE(0, fd);
-	for (i = 0; i < NR_SHARED; i++)
-		twheel_prep_add(&ops[i], i, 20 * NSEC_PER_MSEC +
-				(i % 100) * NSEC_PER_MSEC);
-	ASSERT_EQ(NR_SHARED, twheel_batch(fd, ops, NR_SHARED));
 
+	/* After the fork each side adds half of the ids; both read. */
 	pid = fork();
 	ASSERT_LE(0, pid);
+	failed = add_ids(fd, ops, pid ? 0 : NR_SHARED / 2, NR_SHARED / 2);
 	ret = count_reads(fd, seen, mono_ns() + 120 * NSEC_PER_MSEC +
 			  LATE_SLACK_NS);
 	if (!pid)
-		_exit(ret < 0);
+		_exit(failed ? 2 : ret < 0);
+	EXPECT_EQ(0, failed);
 	EXPECT_EQ(0, ret);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1 read failed, 2 adds failed");
 	for (i = 0; i < NR_SHARED; i++) {
 		bad += seen[i] != 1;
 		total += seen[i];
@@ -172,45 +188,6 @@ TEST_F(wheel, expiry_is_read_once_across_processes)
 	close(fd);
 	munmap(seen, NR_SHARED * sizeof(*seen));
 	free(ops);
-}
-
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'w';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
 }
 
 TEST(scm_rights_wheel_outlives_its_creator)
@@ -279,13 +256,15 @@ TEST(cloexec_wheel_is_closed_across_exec)
 	close(pfd);
 }
 
+/* A thread blocked in read, poll or epoll_wait on a wheel. */
 struct blocked {
 	int fd;
 	int ep;
+	int ms;			/* poll and epoll_wait timeout */
 	int ret;
 	int err;
+	unsigned int revents;
 	struct twheel_event ev;
-	atomic_int done;
 };
 
 static void *blocked_read(void *arg)
@@ -294,87 +273,134 @@ static void *blocked_read(void *arg)
 
 	b->ret = read(b->fd, &b->ev, sizeof(b->ev));
 	b->err = errno;
-	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void *blocked_poll(void *arg)
+{
+	struct blocked *b = arg;
+	struct pollfd p = { .fd = b->fd, .events = POLLIN };
+
+	b->ret = poll(&p, 1, b->ms);
+	b->err = errno;
+	b->revents = p.revents;
 	return NULL;
 }
 
 static void *blocked_epoll(void *arg)
 {
 	struct blocked *b = arg;
-	struct epoll_event e;
+	struct epoll_event e = { 0 };
 
-	b->ret = epoll_wait(b->ep, &e, 1, 3000);
+	b->ret = epoll_wait(b->ep, &e, 1, b->ms);
 	b->err = errno;
-	atomic_store(&b->done, 1);
+	b->revents = e.events;
 	return NULL;
 }
 
-static void on_usr1(int sig)
+/* An epoll set watching @fd for EPOLLIN, or -1. */
+static int epoll_on(int fd)
 {
-	(void)sig;
+	struct epoll_event e = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e)) {
+		close(ep);
+		return -1;
+	}
+	return ep;
 }
 
-/* Join @t within @ns; else kick it out of its syscall and say so. */
-static bool join_within(pthread_t t, struct blocked *b, uint64_t ns)
+/*
+ * Add @id due in @timeout_ns, block a thread in @wait on the wheel, and
+ * close the fixture's fd under it 50 ms later. Returns the thread.
+ */
+static pthread_t close_under(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(wheel) *self, struct blocked *b,
+			     void *(*wait)(void *), uint64_t id,
+			     uint64_t timeout_ns)
 {
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	uint64_t until = mono_ns() + ns;
+	pthread_t t;
 
-	while (!atomic_load(&b->done) && mono_ns() < until)
-		sleep_ns(5 * NSEC_PER_MSEC);
-	if (atomic_load(&b->done)) {
-		pthread_join(t, NULL);
-		return true;
-	}
-	sigaction(SIGUSR1, &sa, NULL);
-	while (!atomic_load(&b->done)) {
-		pthread_kill(t, SIGUSR1);
-		sleep_ns(10 * NSEC_PER_MSEC);
-	}
-	pthread_join(t, NULL);
-	return false;
+	ASSERT_EQ(0, twheel_add(self->fd, id, timeout_ns));
+	ASSERT_EQ(0, pthread_create(&t, NULL, wait, b));
+	sleep_ns(50 * NSEC_PER_MSEC);
+	close(self->fd);
+	self->fd = -1;
+	return t;
 }
 
 TEST_F(wheel, close_while_other_thread_reads)
 {
 	struct blocked b = { .fd = self->fd };
-	pthread_t t;
+	pthread_t t = close_under(_metadata, self, &b, blocked_read, 4,
+				  150 * NSEC_PER_MSEC);
 
-	ASSERT_EQ(0, twheel_add(self->fd, 4, 150 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_read, &b));
-	sleep_ns(50 * NSEC_PER_MSEC);
-	close(self->fd);
-	self->fd = -1;
 	/* The reader holds its own reference: the expiry still reaches it. */
-	ASSERT_TRUE(join_within(t, &b, 150 * NSEC_PER_MSEC + 3 * NSEC_PER_SEC))
+	ASSERT_TRUE(join_within(t, 150 * NSEC_PER_MSEC + 3 * NSEC_PER_SEC))
 		TH_LOG("read still blocked after close and expiry");
 	EXPECT_EQ(sizeof(b.ev), b.ret) TH_LOG("read: %s", strerror(b.err));
 	EXPECT_EQ(4, b.ev.id);
 }
 
+TEST_F(wheel, close_while_other_thread_polls)
+{
+	struct blocked b = { .fd = self->fd, .ms = 10000 };
+	pthread_t t = close_under(_metadata, self, &b, blocked_poll, 12,
+				  200 * NSEC_PER_MSEC);
+
+	/*
+	 * poll's wait entry holds the file: the expiry wakes it, and it then
+	 * finds the fd closed (POLLNVAL) or the event.
+	 */
+	ASSERT_TRUE(join_within(t, 5 * NSEC_PER_SEC))
+		TH_LOG("poll still blocked after close and expiry");
+	EXPECT_EQ(1, b.ret) TH_LOG("poll: %s", strerror(b.err));
+	EXPECT_TRUE(b.revents == POLLNVAL || b.revents & POLLIN)
+		TH_LOG("revents %#x", b.revents);
+}
+
 TEST_F(wheel, close_while_other_thread_waits_in_epoll)
 {
-	struct epoll_event e = { .events = EPOLLIN };
-	struct blocked b = { .fd = self->fd };
+	struct blocked b = {
+		.fd = self->fd, .ep = epoll_on(self->fd), .ms = 3000,
+	};
 	pthread_t t;
 
-	b.ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, b.ep);
-	ASSERT_EQ(0, epoll_ctl(b.ep, EPOLL_CTL_ADD, self->fd, &e));
-	ASSERT_EQ(0, twheel_add(self->fd, 4, 150 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_epoll, &b));
-	sleep_ns(50 * NSEC_PER_MSEC);
+	t = close_under(_metadata, self, &b, blocked_epoll, 4,
+			300 * NSEC_PER_MSEC);
 	/*
-	 * The last close frees the wheel and takes it out of the epoll set:
+	 * The last close freed the wheel and took it out of the epoll set:
 	 * epoll_wait ends at its own timeout, with no event, without a hang
 	 * (and without a use after free, which a debug kernel would catch).
 	 */
-	close(self->fd);
-	self->fd = -1;
-	ASSERT_TRUE(join_within(t, &b, 6 * NSEC_PER_SEC))
+	ASSERT_TRUE(join_within(t, 6 * NSEC_PER_SEC))
 		TH_LOG("epoll_wait still blocked after its timeout");
-	EXPECT_LE(0, b.ret) TH_LOG("epoll_wait: %s", strerror(b.err));
-	EXPECT_GE(1, b.ret);
+	EXPECT_EQ(0, b.ret)
+		TH_LOG("epoll_wait: %d, %s", b.ret, strerror(b.err));
+	close(b.ep);
+}
+
+TEST_F(wheel, epoll_wakes_after_close_of_one_of_two_fds)
+{
+	struct blocked b = {
+		.fd = self->fd, .ep = epoll_on(self->fd), .ms = 1500,
+	};
+	int d = dup(self->fd);
+	pthread_t t;
+
+	ASSERT_LE(0, b.ep);
+	ASSERT_LE(0, d);
+	t = close_under(_metadata, self, &b, blocked_epoll, 14,
+			200 * NSEC_PER_MSEC);
+	/* The dup keeps the file, and so the wheel, in the set. */
+	ASSERT_TRUE(join_within(t, 5 * NSEC_PER_SEC))
+		TH_LOG("epoll_wait still blocked");
+	EXPECT_EQ(1, b.ret)
+		TH_LOG("epoll_wait: %d, %s", b.ret, strerror(b.err));
+	EXPECT_TRUE(b.revents & EPOLLIN) TH_LOG("events %#x", b.revents);
+	close(d);
 	close(b.ep);
 }
 

@@ -28,12 +28,13 @@
 #include <poll.h>
 #include <sys/mman.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define DBG		"/sys/kernel/debug"
 #define KMEMLEAK	DBG "/kmemleak"
 #define MAX_N		400
-#define HOUR		(3600000 * MS)
+#define HOUR		(3600 * NSEC_PER_SEC)
 
 static int fnfd;			/* /proc/thread-self/fail-nth */
 static unsigned int sites, failures, bad;
@@ -95,7 +96,7 @@ static int disarm(void)
 
 static int wheel(void)
 {
-	int fd = tw_open(O_NONBLOCK | O_CLOEXEC, MS, HOUR, 0);
+	int fd = wheel_new(O_NONBLOCK | O_CLOEXEC, NSEC_PER_MSEC, HOUR, 0);
 
 	if (fd < 0) {
 		printf("# open/setup without injection failed: %s\n", strerror(-fd));
@@ -109,7 +110,7 @@ static void fill(int fd, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (tw_op1(fd, TWHEEL_OP_ADD, 1000 + i, HOUR))
+		if (twheel_add(fd, 1000 + i, HOUR))
 			problem("fill: add %d failed without injection", i);
 }
 
@@ -119,12 +120,12 @@ static int expect_events(int fd, uint64_t lo, int n)
 	static uint8_t seen[4096];
 	struct twheel_event ev[64];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	uint64_t until = now_ns() + 5000 * MS;
+	uint64_t until = mono_ns() + 5000 * NSEC_PER_MSEC;
 	int got = 0, ok = 1;
 	ssize_t r, i;
 
 	memset(seen, 0, n);
-	while (got < n && now_ns() < until) {
+	while (got < n && mono_ns() < until) {
 		r = read(fd, ev, sizeof(ev));
 		if (r <= 0) {
 			poll(&p, 1, 50);
@@ -183,8 +184,8 @@ static unsigned int sweep_open(void)
 			problem("open N=%u: %s (injected: %d)", n, strerror(err), hit);
 		if (fd >= 0) {
 			/* Opened despite the fault (a fallback): it must work. */
-			if (tw_setup(fd, MS, HOUR, 0) || tw_op1(fd, TWHEEL_OP_ADD, 1, 2 * MS) ||
-			    !expect_events(fd, 1, 1))
+			if (twheel_setup(fd, NSEC_PER_MSEC, HOUR, CLOCK_MONOTONIC, 0) ||
+			    twheel_add(fd, 1, 2 * NSEC_PER_MSEC) || !expect_events(fd, 1, 1))
 				problem("open N=%u: wheel opened under injection does not work", n);
 			close(fd);
 		}
@@ -203,13 +204,13 @@ static unsigned int sweep_setup(void)
 		int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC), ret, hit;
 
 		arm(n);
-		ret = tw_setup(fd, MS, HOUR, 0);
+		ret = twheel_setup(fd, NSEC_PER_MSEC, HOUR, CLOCK_MONOTONIC, 0);
 		hit = disarm();
 		if (ret && ret != -ENOMEM)
 			problem("setup N=%u: %s", n, strerror(-ret));
 		if (ret)
-			ret = tw_setup(fd, MS, HOUR, 0);
-		if (ret || tw_op1(fd, TWHEEL_OP_ADD, 1, 2 * MS) || !expect_events(fd, 1, 1))
+			ret = twheel_setup(fd, NSEC_PER_MSEC, HOUR, CLOCK_MONOTONIC, 0);
+		if (ret || twheel_add(fd, 1, 2 * NSEC_PER_MSEC) || !expect_events(fd, 1, 1))
 			problem("setup N=%u: wheel unusable after the fault", n);
 		close(fd);
 		if (!hit)
@@ -232,18 +233,18 @@ static unsigned int sweep_single(uint32_t code, uint32_t flags, int prefill, con
 		struct twheel_op op;
 
 		fill(fd, prefill);
-		tw_op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * MS);
+		op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * NSEC_PER_MSEC);
 		arm(n);
-		ret = tw_op(fd, &op);
+		ret = twheel_submit_op(fd, &op);
 		hit = disarm();
 		if (ret != op.result || (ret && ret != -ENOMEM))
 			problem("%s N=%u: ioctl %d, result %d", what, n, ret, op.result);
 		check_live(fd, prefill + !ret, what, n);
 		if (ret) {
-			if (tw_op1(fd, TWHEEL_OP_QUERY, 7, UINT64_MAX) != -ENOENT)
+			if (twheel_query(fd, 7, NULL, NULL) != -ENOENT)
 				problem("%s N=%u: failed add left id 7 behind", what, n);
-			tw_op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * MS);
-			if (tw_op(fd, &op))
+			op_init(&op, code, 7, flags | TWHEEL_OPF_TIMEOUT, 2 * NSEC_PER_MSEC);
+			if (twheel_submit_op(fd, &op))
 				problem("%s N=%u: retry without injection failed", what, n);
 		}
 		if (!expect_events(fd, 7, 1))
@@ -269,9 +270,9 @@ static unsigned int sweep_batch(void)
 		long ret;
 
 		for (i = 0; i < BATCH_N; i++)
-			tw_op_init(&ops[i], TWHEEL_OP_ADD, 5000 + i, TWHEEL_OPF_TIMEOUT, HOUR);
+			op_init(&ops[i], TWHEEL_OP_ADD, 5000 + i, TWHEEL_OPF_TIMEOUT, HOUR);
 		arm(n);
-		ret = tw_batch(fd, ops, BATCH_N);
+		ret = twheel_batch(fd, ops, BATCH_N);
 		hit = disarm();
 		if (ret != BATCH_N)
 			problem("batch N=%u: returned %ld", n, ret);
@@ -286,9 +287,9 @@ static unsigned int sweep_batch(void)
 		check_live(fd, BATCH_N - nomem, "batch", n);
 		/* Retry the failed ones, then let everything expire. */
 		for (i = 0; i < BATCH_N; i++)
-			tw_op_init(&ops[i], TWHEEL_OP_REFRESH,
-				   5000 + i, TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT, 2 * MS);
-		if (tw_batch(fd, ops, BATCH_N) != BATCH_N)
+			op_init(&ops[i], TWHEEL_OP_REFRESH, 5000 + i,
+				TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ADD_IF_ABSENT, 2 * NSEC_PER_MSEC);
+		if (twheel_batch(fd, ops, BATCH_N) != BATCH_N)
 			problem("batch N=%u: retry batch failed", n);
 		for (i = 0; i < BATCH_N; i++)
 			if (ops[i].result)
@@ -315,12 +316,12 @@ static unsigned int sweep_read(void)
 		uint8_t seen[READ_EVENTS];
 		struct twheel_event *buf;
 		ssize_t r;
-		uint64_t until = now_ns() + 5000 * MS;
+		uint64_t until = mono_ns() + 5000 * NSEC_PER_MSEC;
 
 		for (i = 0; i < READ_EVENTS; i++)
-			tw_op1(fd, TWHEEL_OP_ADD, 100 + i, 0);
-		while (fdinfo_get(fd, "events_waiting") != READ_EVENTS && now_ns() < until)
-			sleep_ns(2 * MS);
+			twheel_add(fd, 100 + i, 0);
+		while (fdinfo_get(fd, "events_waiting") != READ_EVENTS && mono_ns() < until)
+			sleep_ns(2 * NSEC_PER_MSEC);
 		buf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		/* Straddle the first page's end: two faults inside one read. */
 		buf = (struct twheel_event *)((char *)buf + 4096 - 5 * sizeof(*buf));
@@ -346,8 +347,8 @@ static unsigned int sweep_read(void)
 
 			ok &= k < READ_EVENTS && !seen[k]++;
 		}
-		until = now_ns() + 5000 * MS;
-		while (ok && fdinfo_get(fd, "events_waiting") > 0 && now_ns() < until) {
+		until = mono_ns() + 5000 * NSEC_PER_MSEC;
+		while (ok && fdinfo_get(fd, "events_waiting") > 0 && mono_ns() < until) {
 			struct twheel_event ev[16];
 			ssize_t m = read(fd, ev, sizeof(ev));
 
@@ -402,26 +403,27 @@ int main(void)
 	unsigned int i, s0, n;
 	int leaks, all;
 
+	ksft_print_header();
 	fnfd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	if (fnfd < 0)
-		tap_skip_all("no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)");
+		ksft_exit_skip("no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)\n");
 	if (access(DBG "/failslab", F_OK) || access(DBG "/fail_page_alloc", F_OK))
-		tap_skip_all("no failslab or fail_page_alloc in " DBG);
+		ksft_exit_skip("no failslab or fail_page_alloc in " DBG "\n");
 	for (i = 0; i < NKNOBS; i++) {
 		read_file(knobs[i].path, knobs[i].saved, sizeof(knobs[i].saved));
 		knobs[i].saved[strcspn(knobs[i].saved, "\n")] = 0;
 		if (write_file(knobs[i].path, knobs[i].val))
-			tap_skip_all("cannot configure fault injection in debugfs");
+			ksft_exit_skip("cannot configure fault injection in debugfs\n");
 	}
-	tap_plan(9);
+	ksft_set_plan(9);
 
 #define SWEEP(call, name) do {							\
 		unsigned int b0 = bad;						\
 		s0 = sites;							\
 		n = call;							\
-		tap_result(bad == b0 && n <= MAX_N,				\
-			   "%s: each of %u injected faults handled cleanly", name, sites - s0); \
-		diag("%s: completed without a fault at N=%u", name, n);	\
+		ksft_test_result(bad == b0 && n <= MAX_N,				\
+				 "%s: each of %u injected faults handled cleanly\n", name, sites - s0); \
+		ksft_print_msg("%s: completed without a fault at N=%u\n", name, n);	\
 	} while (0)
 
 	SWEEP(sweep_open(), "open");
@@ -436,15 +438,17 @@ int main(void)
 	for (i = 0; i < NKNOBS; i++)
 		if (knobs[i].saved[0])
 			write_file(knobs[i].path, knobs[i].saved);
-	tap_result(sites > 0, "faults were injected (%u points, %u failures)", sites, failures);
+	ksft_test_result(sites > 0, "faults were injected (%u points, %u failures)\n", sites,
+			 failures);
 	leaks = kmemleak_twheel(&all);
 	if (leaks < 0) {
-		tap_skip("kmemleak finds no twheel leak", "no kmemleak");
+		ksft_test_result_skip("kmemleak finds no twheel leak: no kmemleak\n");
 		leaks = 0;
 	} else {
-		diag("kmemleak: %d unreferenced objects, %d mention twheel", all, leaks);
-		tap_result(leaks == 0, "kmemleak finds no twheel leak");
+		ksft_print_msg("kmemleak: %d unreferenced objects, %d mention twheel\n", all,
+			       leaks);
+		ksft_test_result(leaks == 0, "kmemleak finds no twheel leak\n");
 	}
 	printf("failslab: sites=%u failures=%u leaks=%d\n", sites, failures, leaks);
-	return tap_exit_code();
+	ksft_finished();
 }

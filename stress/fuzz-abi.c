@@ -3,10 +3,12 @@
  * fuzz-abi: throw random and mutated ioctls, reads, polls, closes, dups
  * and forks at several wheels, and check every byte the kernel hands back.
  *
- * Commands are the real ones with mutated arguments (flags, pad, op
+ * Commands are the real ones with mutated arguments (flags, slots, op
  * codes, timeouts, counts of 0, 17, INT_MAX, INT_MAX + 1, 0xffffffff),
  * our magic with random nr/size/direction, and random numbers (minus the
- * generic ioctls the VFS handles itself, which would change the fd).
+ * generic ioctls the VFS handles itself, which would change the fd, and
+ * TWHEEL_IOC_DUMP, which is not fuzzed here yet: a random command that
+ * happens to be it is no unknown command).
  * Pointers are valid, NULL, unmapped, read-only, kernel addresses, non-
  * canonical, or a struct straddling the end of a page into PROT_NONE.
  * Before each call the buffers are filled with a pattern; after it every
@@ -30,7 +32,8 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define NWHEELS		4
 #define NIDS		64
@@ -61,6 +64,37 @@ static uint8_t *batch_region;		/* BATCH_PAGES RW + 1 PROT_NONE */
 static uint8_t saved[BATCH_PAGES * PAGE];
 
 enum ptr_kind { P_VALID, P_NULL, P_UNMAPPED, P_RO, P_KERNEL, P_NONCANON, P_STRADDLE, P_NR };
+
+/*
+ * The fuzzer reaches the device through raw ioctls only, for its own
+ * set-up and checks too: nothing stands between it and the ABI it checks.
+ */
+static int raw_setup(int fd, uint64_t tick_ns, uint64_t dflt_ns, uint32_t max_entries)
+{
+	struct twheel_setup_args a = {
+		.tick_ns = tick_ns,
+		.default_timeout_ns = dflt_ns,
+		.clockid = CLOCK_MONOTONIC,
+		.max_entries = max_entries,
+	};
+
+	return ioctl(fd, TWHEEL_IOC_SETUP, &a) ? -errno : 0;
+}
+
+static int raw_op(int fd, struct twheel_op *op)
+{
+	return ioctl(fd, TWHEEL_IOC_OP, op) ? -errno : 0;
+}
+
+/* One op built in place (UINT64_MAX: the default timeout); its result. */
+static int raw_op1(int fd, uint32_t code, uint64_t id, uint64_t timeout_ns)
+{
+	struct twheel_op op;
+
+	op_init(&op, code, id, timeout_ns != UINT64_MAX ? TWHEEL_OPF_TIMEOUT : 0,
+		timeout_ns != UINT64_MAX ? timeout_ns : 0);
+	return raw_op(fd, &op);
+}
 
 static void __attribute__((format(printf, 2, 3))) report(int kind, const char *fmt, ...)
 {
@@ -170,7 +204,7 @@ static uint64_t pick_timeout(void)
 	case 1: return rnd_next(&rs);
 	case 2: return TWHEEL_MAX_TIMEOUT_NS + rnd_below(&rs, 3) - 1;
 	case 3: return rnd_below(&rs, 3600000000000ULL);
-	default: return rnd_below(&rs, 20 * MS);
+	default: return rnd_below(&rs, 20 * NSEC_PER_MSEC);
 	}
 }
 
@@ -236,7 +270,7 @@ static void do_setup(void)
 	enum ptr_kind kind;
 	uint8_t *p = pick_ptr(sizeof(args), &kind);
 	int fd = pick_wheel(), ret, err;
-	static const uint64_t ticks[] = { MS, TWHEEL_TICK_MIN_NS, TWHEEL_TICK_MIN_NS - 1,
+	static const uint64_t ticks[] = { NSEC_PER_MSEC, TWHEEL_TICK_MIN_NS, TWHEEL_TICK_MIN_NS - 1,
 					  TWHEEL_TICK_MAX_NS, TWHEEL_TICK_MAX_NS + 1, 0 };
 
 	memset(&args, 0, sizeof(args));
@@ -280,7 +314,7 @@ static void do_op(void)
 	}
 	ret = ioctl(fd, TWHEEL_IOC_OP, p);
 	err = errno;
-	t1 = now_ns();
+	t1 = mono_ns();
 	calls++;
 	check_errno(ret, err, errs, 7, "OP");
 	if (ret > 0)
@@ -327,7 +361,7 @@ static void do_batch(void)
 	}
 	ret = ioctl(fd, TWHEEL_IOC_BATCH, ap);
 	err = errno;
-	t1 = now_ns();
+	t1 = mono_ns();
 	calls++;
 	check_errno(ret, err, errs, 3, "BATCH");
 	if (ret > (long)args.count || (okind == P_VALID && ret > (long)cap))
@@ -366,7 +400,7 @@ static void do_read(void)
 	}
 	ret = read(pick_wheel(), p, size);
 	err = errno;
-	t1 = now_ns();
+	t1 = mono_ns();
 	calls++;
 	check_errno(ret, err, errs, 4, "read");
 	if (ret == 0 || (ret > 0 && (ret % sizeof(*ev) || (size_t)ret > size)))
@@ -427,7 +461,7 @@ static void do_random_ioctl(void)
 		else
 			cmd = rnd_next(&rs);
 	} while (vfs_generic(cmd) || cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP ||
-		 cmd == TWHEEL_IOC_BATCH);
+		 cmd == TWHEEL_IOC_BATCH || cmd == TWHEEL_IOC_DUMP);
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(saved, p, CHECK_LEN);
@@ -477,8 +511,8 @@ static void reopen(int i)
 	wfd[i] = fd;
 	/* Most wheels get a working setup, so the ops go deep. */
 	if (rnd_below(&rs, 4)) {
-		tw_setup(fd, rnd_below(&rs, 2) ? MS : TWHEEL_TICK_MIN_NS, rnd_below(&rs, 5 * MS),
-			 rnd_below(&rs, 2) ? 4096 : 0);
+		raw_setup(fd, rnd_below(&rs, 2) ? NSEC_PER_MSEC : TWHEEL_TICK_MIN_NS,
+			  rnd_below(&rs, 5 * NSEC_PER_MSEC), rnd_below(&rs, 2) ? 4096 : 0);
 		calls++;
 	}
 }
@@ -554,13 +588,13 @@ static int usable(int fd, int fresh)
 	long long tick;
 	int ret;
 
-	if (fresh && tw_setup(fd, MS, 0, 0))
+	if (fresh && raw_setup(fd, NSEC_PER_MSEC, 0, 0))
 		return 0;
-	tw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX);
+	raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX);
 	/* Drain what is already queued, then our own event must come. */
 	while (read(fd, &ev, sizeof(ev)) > 0)
 		;
-	ret = tw_op1(fd, TWHEEL_OP_ADD, id, 2 * MS);
+	ret = raw_op1(fd, TWHEEL_OP_ADD, id, 2 * NSEC_PER_MSEC);
 	if (ret == -ENOSPC)
 		return 1;	/* a full old wheel of huge timeouts is fine */
 	if (ret)
@@ -572,10 +606,10 @@ static int usable(int fd, int fresh)
 	tick = fdinfo_get(fd, "tick_ns");
 	if (tick < 0)
 		return 0;
-	if ((unsigned long long)tick > 1000 * MS)
-		return tw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX) == 0;
+	if ((unsigned long long)tick > 1000 * NSEC_PER_MSEC)
+		return raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX) == 0;
 	for (;;) {
-		if (poll(&p, 1, 5000 + (int)(2 * (unsigned long long)tick / MS)) != 1)
+		if (poll(&p, 1, 5000 + (int)(2 * (unsigned long long)tick / NSEC_PER_MSEC)) != 1)
 			return 0;
 		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
 			return 0;
@@ -593,24 +627,28 @@ static int usable(int fd, int fresh)
  */
 static int longest_timeouts(void)
 {
-	static const uint64_t ticks[] = { TWHEEL_TICK_MIN_NS, MS };
+	static const uint64_t ticks[] = { TWHEEL_TICK_MIN_NS, NSEC_PER_MSEC };
 	int i, early = 0;
 
 	for (i = 0; i < 2; i++) {
 		uint64_t max = ticks[i] * TWHEEL_MAX_TIMEOUT_TICKS, t0;
-		int fd = tw_open(O_NONBLOCK | O_CLOEXEC, ticks[i], 0, 0);
+		int fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		struct twheel_op op;
 		int code;
 
 		if (fd < 0)
 			return 1;
-		sleep_ns(200 * MS);	/* the wheel's clock stays where setup left it */
+		if (raw_setup(fd, ticks[i], 0, 0)) {
+			close(fd);
+			return 1;
+		}
+		sleep_ns(200 * NSEC_PER_MSEC);	/* the wheel's clock stays where setup left it */
 		for (code = TWHEEL_OP_ADD; code <= TWHEEL_OP_REFRESH; code++) {
 			if (code == TWHEEL_OP_REFRESH)
-				sleep_ns(200 * MS);
-			tw_op_init(&op, code, 1, TWHEEL_OPF_TIMEOUT, max);
-			t0 = now_ns();
-			if (tw_op(fd, &op) || op.deadline_ns < t0 + max) {
+				sleep_ns(200 * NSEC_PER_MSEC);
+			op_init(&op, code, 1, TWHEEL_OPF_TIMEOUT, max);
+			t0 = mono_ns();
+			if (raw_op(fd, &op) || op.deadline_ns < t0 + max) {
 				printf("# tick %llu ns, %s with the longest timeout %llu: result %d, deadline %llu is %lld ns early\n",
 				       (unsigned long long)ticks[i], code == TWHEEL_OP_ADD ? "ADD" : "REFRESH",
 				       (unsigned long long)max, op.result,
@@ -631,9 +669,10 @@ int main(int argc, char **argv)
 	uint64_t end, total = 0, old_ok = 0, old_n = 0;
 	int i, fd, ok;
 
-	tap_plan(9);
+	ksft_print_header();
+	ksft_set_plan(9);
 	rs = seed;
-	diag("seed %#llx, %llu s", (unsigned long long)seed, (unsigned long long)secs);
+	ksft_print_msg("seed %#llx, %llu s\n", (unsigned long long)seed, (unsigned long long)secs);
 	arena = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	batch_region = mmap(NULL, (BATCH_PAGES + 1) * PAGE, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -660,16 +699,17 @@ int main(int argc, char **argv)
 	for (i = 0; i < NWHEELS; i++) {
 		wfd[i] = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		if (wfd[i] < 0) {
-			tap_result(0, "open %s: %s", TWHEEL_DEVICE, strerror(errno));
+			ksft_test_result(0, "open %s: %s\n", TWHEEL_DEVICE, strerror(errno));
 			printf("fuzz-abi: calls=0 reports=1\n");
 			return 1;
 		}
 		reopen(i);
 	}
-	tap_result(!longest_timeouts(), "the longest timeout is never early on an idle wheel");
-	start_ns = now_ns();
+	ksft_test_result(!longest_timeouts(),
+			 "the longest timeout is never early on an idle wheel\n");
+	start_ns = mono_ns();
 	end = start_ns + secs * 1000000000ULL;
-	while (now_ns() < end) {
+	while (mono_ns() < end) {
 		int k;
 
 		for (k = 0; k < 64; k++)
@@ -678,7 +718,7 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < NWHEELS; i++, old_n++) {
 		/* Every slot either is set up already or accepts a setup now. */
-		tw_setup(wfd[i], MS, 0, 0);
+		raw_setup(wfd[i], NSEC_PER_MSEC, 0, 0);
 		old_ok += usable(wfd[i], 0);
 		close(wfd[i]);
 	}
@@ -690,18 +730,21 @@ int main(int argc, char **argv)
 		report(R_USABLE, "fresh wheel %s, %llu of %llu fuzzed wheels usable",
 		       ok ? "ok" : "broken", (unsigned long long)old_ok, (unsigned long long)old_n);
 
-	tap_result(!reports[R_ERRNO], "every return value in the documented set (%llu calls)",
-		   (unsigned long long)calls);
-	tap_result(!reports[R_OPFIELD], "op results and out fields well-formed");
-	tap_result(!reports[R_STRAY], "no byte changed outside what the kernel reports written");
-	tap_result(!reports[R_EVENT], "events read are ours, in order, never early");
-	tap_result(!reports[R_KPTR], "no kernel-pointer-like value returned");
-	tap_result(!reports[R_CHILD], "forked children found nothing");
-	tap_result(!reports[R_USABLE], "wheels still usable after the storm");
-	tap_result(1, "no crash or hang in %llu s", (unsigned long long)secs);
+	ksft_test_result(!reports[R_ERRNO],
+			 "every return value in the documented set (%llu calls)\n",
+			 (unsigned long long)calls);
+	ksft_test_result(!reports[R_OPFIELD], "op results and out fields well-formed\n");
+	ksft_test_result(!reports[R_STRAY],
+			 "no byte changed outside what the kernel reports written\n");
+	ksft_test_result(!reports[R_EVENT], "events read are ours, in order, never early\n");
+	ksft_test_result(!reports[R_KPTR], "no kernel-pointer-like value returned\n");
+	ksft_test_result(!reports[R_CHILD], "forked children found nothing\n");
+	ksft_test_result(!reports[R_USABLE], "wheels still usable after the storm\n");
+	ksft_test_result(1, "no crash or hang in %llu s\n", (unsigned long long)secs);
 	for (i = 0; i < R_NR; i++)
 		total += reports[i];
 	printf("fuzz-abi: calls=%llu reports=%llu\n", (unsigned long long)calls,
 	       (unsigned long long)total);
-	return total ? 1 : tap_exit_code();
+	/* Every kind of report fails one of the tests: exit 1. */
+	ksft_finished();
 }

@@ -36,11 +36,12 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
-#define TICK_NS		(1 * MS)
-#define DEF_TIMEOUT_NS	(10 * MS)
-#define MAX_TIMEOUT_NS	(50 * MS)
+#define TICK_NS		(1 * NSEC_PER_MSEC)
+#define DEF_TIMEOUT_NS	(10 * NSEC_PER_MSEC)
+#define MAX_TIMEOUT_NS	(50 * NSEC_PER_MSEC)
 #define IDS_PER_THREAD	256		/* small: ops on one id collide with its expiry */
 #define MAX_BATCH	32
 #define MAX_OPS_PER_THREAD	(1U << 20)
@@ -141,7 +142,7 @@ static void make_op(uint64_t *rs, int t, struct twheel_op *op, uint32_t *local)
 		flags |= TWHEEL_OPF_TIMEOUT;
 		timeout = rnd_below(rs, MAX_TIMEOUT_NS + 1);
 	}
-	tw_op_init(op, code, thread_id(t, *local), flags, timeout);
+	op_init(op, code, thread_id(t, *local), flags, timeout);
 }
 
 static void log_op(struct opthread *ot, const struct twheel_op *op, uint32_t local,
@@ -168,7 +169,7 @@ static void *op_main(void *arg)
 	struct twheel_op ops[MAX_BATCH];
 	uint32_t locals[MAX_BATCH];
 
-	while (!atomic_load(&stop_ops) && now_ns() < run_until &&
+	while (!atomic_load(&stop_ops) && mono_ns() < run_until &&
 	       ot->n + MAX_BATCH < MAX_OPS_PER_THREAD) {
 		uint64_t t0, t1;
 
@@ -178,9 +179,9 @@ static void *op_main(void *arg)
 
 			for (i = 0; i < n; i++)
 				make_op(&rs, ot->idx, &ops[i], &locals[i]);
-			t0 = now_ns();
-			ret = tw_batch(wheel_fd, ops, n);
-			t1 = now_ns();
+			t0 = mono_ns();
+			ret = twheel_batch(wheel_fd, ops, n);
+			t1 = mono_ns();
 			if (ret != (long)n) {
 				/* No signal reaches op threads: a batch is whole. */
 				ot->syscall_errors++;
@@ -194,9 +195,9 @@ static void *op_main(void *arg)
 			int ret;
 
 			make_op(&rs, ot->idx, &ops[0], &locals[0]);
-			t0 = now_ns();
-			ret = tw_op(wheel_fd, &ops[0]);
-			t1 = now_ns();
+			t0 = mono_ns();
+			ret = twheel_submit_op(wheel_fd, &ops[0]);
+			t1 = mono_ns();
 			if (ret == -EFAULT || ret == -EBADFD || ret == -ENOTTY || ret != ops[0].result) {
 				ot->syscall_errors++;
 				continue;
@@ -229,9 +230,9 @@ static void reader_read(struct reader *rd, uint64_t *rs)
 		rd->bad_returns++;
 		return;
 	}
-	t0 = now_ns();
+	t0 = mono_ns();
 	n = read(wheel_fd, buf, bytes);
-	t1 = now_ns();
+	t1 = mono_ns();
 	if (n < 0) {
 		if (errno != EINTR && errno != EAGAIN)
 			rd->bad_returns++;
@@ -639,7 +640,7 @@ static void run_round(uint64_t secs)
 
 	atomic_store(&stop_ops, 0);
 	atomic_store(&stop_readers, 0);
-	start = now_ns();
+	start = mono_ns();
 	run_until = start + secs * 1000000000ULL;
 	for (i = 0; i < n_rdr; i++) {
 		rdr[i].nev = rdr[i].ncalls = 0;
@@ -663,32 +664,32 @@ static void run_round(uint64_t secs)
 	}
 
 	/* Drain: every deadline passed, the readers have taken everything. */
-	drain_start = now_ns();
-	while (now_ns() < drain_start + 30000000000ULL) {
-		if (now_ns() > maxdl + 20 * MS) {
+	drain_start = mono_ns();
+	while (mono_ns() < drain_start + 30000000000ULL) {
+		if (mono_ns() > maxdl + 20 * NSEC_PER_MSEC) {
 			live = fdinfo_get(wheel_fd, "live");
 			waiting = fdinfo_get(wheel_fd, "events_waiting");
 			if (live == 0 && waiting == 0)
 				break;
 		}
-		sleep_ns(20 * MS);
+		sleep_ns(20 * NSEC_PER_MSEC);
 	}
 	atomic_store(&stop_readers, 1);
 	for (i = 0; i < n_rdr; i++) {
 		while (!atomic_load(&rdr[i].done)) {
 			pthread_kill(rdr[i].th, SIGUSR1);
-			sleep_ns(5 * MS);
+			sleep_ns(5 * NSEC_PER_MSEC);
 		}
 		pthread_join(rdr[i].th, NULL);
 		sys_err += rdr[i].bad_returns;
 		if (rounds == 0)
-			diag("reader %d (%s): %zu reads, %zu events", i, mode_name[rdr[i].mode],
-			     rdr[i].ncalls, rdr[i].nev);
+			ksft_print_msg("reader %d (%s): %zu reads, %zu events\n", i,
+				       mode_name[rdr[i].mode], rdr[i].ncalls, rdr[i].nev);
 	}
 	for (t = 0; t < n_opth; t++)
 		for (k = 0; k < IDS_PER_THREAD; k++, nq++)
-			tw_op_init(&q[nq], TWHEEL_OP_QUERY, thread_id(t, k), 0, 0);
-	if (tw_batch(wheel_fd, q, nq) != nq)
+			op_init(&q[nq], TWHEEL_OP_QUERY, thread_id(t, k), 0, 0);
+	if (twheel_batch(wheel_fd, q, nq) != nq)
 		query_ok = 0;
 	for (i = 0; i < nq; i++)
 		if (q[i].result != -ENOENT)
@@ -745,16 +746,17 @@ int main(int argc, char **argv)
 	}
 	if (getenv("LEDGER_DROP_EVERY"))
 		drop_every = strtoul(getenv("LEDGER_DROP_EVERY"), NULL, 0);
-	tap_plan(7);
-	wheel_fd = tw_open(O_CLOEXEC, TICK_NS, DEF_TIMEOUT_NS, 0);
+	ksft_print_header();
+	ksft_set_plan(7);
+	wheel_fd = wheel_new(O_CLOEXEC, TICK_NS, DEF_TIMEOUT_NS, 0);
 	if (wheel_fd < 0) {
-		tap_result(0, "open and set up %s: %s", TWHEEL_DEVICE, strerror(-wheel_fd));
+		ksft_test_result(0, "open and set up %s: %s\n", TWHEEL_DEVICE, strerror(-wheel_fd));
 		printf("ledger: ops=0 events=0 violations=1\n");
 		return 1;
 	}
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART: blocked readers get EINTR */
-	diag("%d op threads x %d ids, %d readers (read, poll, epoll), %llu s in rounds of up to %d s, tick 1 ms, timeouts 0..50 ms",
-	     n_opth, IDS_PER_THREAD, n_rdr, (unsigned long long)secs, ROUND_SECS);
+	ksft_print_msg("%d op threads x %d ids, %d readers (read, poll, epoll), %llu s in rounds of up to %d s, tick 1 ms, timeouts 0..50 ms\n",
+		       n_opth, IDS_PER_THREAD, n_rdr, (unsigned long long)secs, ROUND_SECS);
 	for (i = 0; i < n_rdr; i++) {
 		rdr[i].idx = i;
 		rdr[i].mode = i % 3;
@@ -765,30 +767,34 @@ int main(int argc, char **argv)
 		opth[t].idx = t;
 		opth[t].log = map_array(MAX_OPS_PER_THREAD * sizeof(struct oprec));
 	}
-	end = now_ns() + secs * 1000000000ULL;
+	end = mono_ns() + secs * 1000000000ULL;
 	do {
-		uint64_t left = (end - now_ns()) / 1000000000ULL;
+		uint64_t left = (end - mono_ns()) / 1000000000ULL;
 
 		run_round(left < 1 ? 1 : left > ROUND_SECS ? ROUND_SECS : left);
-	} while (now_ns() + 1000000000ULL < end);
+	} while (mono_ns() + 1000000000ULL < end);
 
-	diag("%llu rounds, %llu ops in %.1f s of ops, %llu incarnations: %llu delivered, %llu cancelled",
-	     (unsigned long long)rounds, (unsigned long long)total_ops, total_ns / 1e9,
-	     (unsigned long long)n_incarnations, (unsigned long long)n_delivered,
-	     (unsigned long long)n_cancelled);
-	tap_result(!v_count[V_SYSCALL], "every call returned a value the ABI allows");
-	tap_result(!v_count[V_RESULT], "every op result explained by the ledger");
-	tap_result(!v_count[V_LOST] && !v_count[V_EXTRA],
-		   "every incarnation delivered exactly once or cancelled and never delivered");
-	tap_result(!v_count[V_EARLY_EV] && !v_count[V_DEADLINE], "no deadline or event early");
-	tap_result(!v_count[V_ORDER_READ], "events in deadline order within each read");
-	tap_result(!v_count[V_ORDER_GLOBAL], "events in deadline order across serialised reads");
-	tap_result(!v_count[V_DRAIN], "wheel empty after each drain (fdinfo live 0, QUERY ENOENT)");
+	ksft_print_msg("%llu rounds, %llu ops in %.1f s of ops, %llu incarnations: %llu delivered, %llu cancelled\n",
+		       (unsigned long long)rounds, (unsigned long long)total_ops, total_ns / 1e9,
+		       (unsigned long long)n_incarnations, (unsigned long long)n_delivered,
+		       (unsigned long long)n_cancelled);
+	ksft_test_result(!v_count[V_SYSCALL], "every call returned a value the ABI allows\n");
+	ksft_test_result(!v_count[V_RESULT], "every op result explained by the ledger\n");
+	ksft_test_result(!v_count[V_LOST] && !v_count[V_EXTRA],
+			 "every incarnation delivered exactly once or cancelled and never delivered\n");
+	ksft_test_result(!v_count[V_EARLY_EV] && !v_count[V_DEADLINE],
+			 "no deadline or event early\n");
+	ksft_test_result(!v_count[V_ORDER_READ], "events in deadline order within each read\n");
+	ksft_test_result(!v_count[V_ORDER_GLOBAL],
+			 "events in deadline order across serialised reads\n");
+	ksft_test_result(!v_count[V_DRAIN],
+			 "wheel empty after each drain (fdinfo live 0, QUERY ENOENT)\n");
 	total = 0;
 	for (i = 0; i < 16; i++)
 		total += v_count[i];
 	printf("ledger: ops=%llu events=%llu violations=%llu\n", (unsigned long long)total_ops,
 	       (unsigned long long)total_events, (unsigned long long)total);
 	close(wheel_fd);
-	return total ? 1 : tap_exit_code();
+	/* Every kind of violation fails one of the tests: exit 1. */
+	ksft_finished();
 }

@@ -9,28 +9,26 @@
  * wheel and exits, the group's memory.current must return to its baseline
  * (within 512 KiB of per-cpu stock), and a second run with a larger limit
  * must return to the same level, so that nothing grows run after run.
- * Then the caps: a wheel's max_entries holds exactly under concurrent
- * adds from several threads, and so does the module's max_entries_total
- * across two wheels (set low for the test, restored after).
+ * (The module's own caps, ENOSPC, are behaviour checks: selftests/cap_test.)
  *
  *   memcg [LIMIT_MIB]		(default 16; run as root)
  *
  * Prints TAP and "memcg: limit_bytes=N held=yes|no"; SKIP (exit 4)
  * without the memory controller.
  */
-#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define CG_ROOT		"/sys/fs/cgroup"
 #define SLACK		(512 * 1024LL)
 #define CHILD_BATCH	4096
-#define PARAM_TOTAL	"/sys/module/twheel/parameters/max_entries_total"
+#define HOUR_NS		(3600 * NSEC_PER_SEC)
 
 static char group[128];
 
@@ -102,7 +100,7 @@ static int run_child(struct child_report *rep)
 		snprintf(me, sizeof(me), "%d", getpid());
 		if (write_file(p, me))
 			_exit(10);
-		fd = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
+		fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
 		if (fd < 0) {
 			r.err = fd;
 		} else {
@@ -110,8 +108,8 @@ static int run_child(struct child_report *rep)
 				long n;
 
 				for (i = 0; i < CHILD_BATCH; i++)
-					tw_op_init(&ops[i], TWHEEL_OP_ADD, id++, 0, 0);
-				n = tw_batch(fd, ops, CHILD_BATCH);
+					op_init(&ops[i], TWHEEL_OP_ADD, id++, 0, 0);
+				n = twheel_batch(fd, ops, CHILD_BATCH);
 				if (n < 0) {
 					r.err = n;
 					break;
@@ -148,7 +146,7 @@ static long long settle(long long base)
 		cur = cg_read("memory.current");
 		if (cur >= 0 && cur <= base + SLACK)
 			break;
-		sleep_ns(50 * MS);
+		sleep_ns(50 * NSEC_PER_MSEC);
 	}
 	return cur;
 }
@@ -157,115 +155,21 @@ static long long settle(long long base)
 static int wheel_works(int fd, int n)
 {
 	struct twheel_event ev[64];
-	uint64_t until = now_ns() + 10000 * MS;
+	uint64_t until = mono_ns() + 10000 * NSEC_PER_MSEC;
 	int i, got = 0;
 
 	for (i = 0; i < n; i++)
-		if (tw_op1(fd, TWHEEL_OP_ADD, 500000 + i, (i % 10) * MS))
+		if (twheel_add(fd, 500000 + i, (i % 10) * NSEC_PER_MSEC))
 			return 0;
-	while (got < n && now_ns() < until) {
+	while (got < n && mono_ns() < until) {
 		ssize_t r = read(fd, ev, sizeof(ev));
 
 		if (r > 0)
 			got += r / sizeof(ev[0]);
 		else
-			sleep_ns(5 * MS);
+			sleep_ns(5 * NSEC_PER_MSEC);
 	}
 	return got == n;
-}
-
-/* ---- caps under concurrent adds ---- */
-
-struct adder {
-	pthread_t th;
-	int fd;
-	uint64_t base;
-	int n;
-	int ok, nospc, other;
-};
-
-static void *adder_main(void *arg)
-{
-	struct adder *a = arg;
-	struct twheel_op ops[500];
-	int i, j;
-
-	for (i = 0; i < a->n; i += 500) {
-		int k = a->n - i < 500 ? a->n - i : 500;
-		long ret;
-
-		for (j = 0; j < k; j++)
-			tw_op_init(&ops[j], TWHEEL_OP_ADD, a->base + i + j, 0, 0);
-		ret = tw_batch(a->fd, ops, k);
-		if (ret != k) {
-			a->other += k;
-			continue;
-		}
-		for (j = 0; j < k; j++) {
-			if (!ops[j].result)
-				a->ok++;
-			else if (ops[j].result == -ENOSPC)
-				a->nospc++;
-			else
-				a->other++;
-		}
-	}
-	return NULL;
-}
-
-/* @nthreads adders spread over @nfds wheels, @per ids each; totals out. */
-static void race_adds(int *fds, int nfds, int nthreads, int per, int *ok, int *nospc, int *other)
-{
-	struct adder a[8];
-	int i;
-
-	memset(a, 0, sizeof(a));
-	for (i = 0; i < nthreads; i++) {
-		a[i].fd = fds[i % nfds];
-		a[i].base = (uint64_t)i << 32;
-		a[i].n = per;
-		pthread_create(&a[i].th, NULL, adder_main, &a[i]);
-	}
-	*ok = *nospc = *other = 0;
-	for (i = 0; i < nthreads; i++) {
-		pthread_join(a[i].th, NULL);
-		*ok += a[i].ok;
-		*nospc += a[i].nospc;
-		*other += a[i].other;
-	}
-}
-
-static void test_caps(void)
-{
-	int fds[2], ok, nospc, other;
-	long long saved_total;
-	char buf[32];
-
-	fds[0] = tw_open(O_CLOEXEC, MS, 3600000 * MS, 10000);
-	race_adds(fds, 1, 4, 5000, &ok, &nospc, &other);
-	tap_result(ok == 10000 && nospc == 10000 && !other && fdinfo_get(fds[0], "live") == 10000,
-		   "per-wheel cap 10000 under 4 racing threads: %d added, %d ENOSPC, %d other",
-		   ok, nospc, other);
-	close(fds[0]);
-
-	saved_total = read_ll(PARAM_TOTAL);
-	if (saved_total < 0 || write_file(PARAM_TOTAL, "20000")) {
-		tap_skip("global cap across two wheels", "cannot write " PARAM_TOTAL);
-		tap_skip("max_entries_total restored", "not changed");
-		return;
-	}
-	fds[0] = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
-	fds[1] = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
-	race_adds(fds, 2, 4, 10000, &ok, &nospc, &other);
-	close(fds[0]);
-	close(fds[1]);
-	snprintf(buf, sizeof(buf), "%lld", saved_total);
-	write_file(PARAM_TOTAL, buf);
-	tap_result(ok == 20000 && nospc == 20000 && !other,
-		   "global cap 20000 across two wheels under 4 racing threads: %d added, %d ENOSPC, %d other",
-		   ok, nospc, other);
-	tap_result(read_ll(PARAM_TOTAL) == saved_total, "max_entries_total restored to %lld",
-		   saved_total);
 }
 
 int main(int argc, char **argv)
@@ -275,44 +179,47 @@ int main(int argc, char **argv)
 	char buf[256], val[32];
 	int status, status2, outside, held = 1, ok;
 
+	ksft_print_header();
 	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
 		mkdir(CG_ROOT, 0755);
 		mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL);
 	}
 	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
 	    !strstr(buf, "memory"))
-		tap_skip_all("no cgroup v2 memory controller");
+		ksft_exit_skip("no cgroup v2 memory controller\n");
 	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(group, sizeof(group), CG_ROOT "/twheel-memcg-%d", getpid());
 	if (mkdir(group, 0755))
-		tap_skip_all("cannot create a cgroup");
-	tap_plan(10);
+		ksft_exit_skip("cannot create a cgroup\n");
+	ksft_set_plan(7);
 
-	outside = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
-	tw_op1(outside, TWHEEL_OP_ADD, 1, 3600000 * MS);
+	outside = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
+	twheel_add(outside, 1, HOUR_NS);
 	snprintf(val, sizeof(val), "%lld", limit);
 	cg_path(buf, sizeof(buf), "memory.max");
 	write_file(buf, val);
 	base = cg_read("memory.current");
-	diag("group %s, memory.max %lld, baseline memory.current %lld", group, limit, base);
+	ksft_print_msg("group %s, memory.max %lld, baseline memory.current %lld\n", group, limit,
+		       base);
 
 	status = run_child(&rep);
 	peak = cg_read("memory.peak");
-	diag("child added %lld ids, then %s; memory.peak %lld, oom_kill %lld, exit status %#x",
-	     rep.added, rep.err < 0 ? strerror(-rep.err) : "died", peak,
-	     cg_key("memory.events", "oom_kill"), status);
-	tap_result(WIFEXITED(status) && !WEXITSTATUS(status) &&
-		   (rep.err == -ENOMEM || rep.err == -ENOSPC) && rep.added > 0,
-		   "adds in a %lld MiB group fail with ENOMEM or ENOSPC, no OOM kill", limit >> 20);
-	tap_result(peak < 0 || peak <= limit, "the group never exceeded memory.max (peak %lld)", peak);
+	ksft_print_msg("child added %lld ids, then %s; memory.peak %lld, oom_kill %lld, exit status %#x\n",
+		       rep.added, rep.err < 0 ? strerror(-rep.err) : "died", peak,
+		       cg_key("memory.events", "oom_kill"), status);
+	ksft_test_result(WIFEXITED(status) && !WEXITSTATUS(status) &&
+			 (rep.err == -ENOMEM || rep.err == -ENOSPC) && rep.added > 0,
+			 "adds in a %lld MiB group fail with ENOMEM or ENOSPC, no OOM kill\n", limit >> 20);
+	ksft_test_result(peak < 0 || peak <= limit,
+			 "the group never exceeded memory.max (peak %lld)\n", peak);
 	held &= peak < 0 || peak <= limit;
 	after1 = settle(base);
-	tap_result(after1 >= 0 && after1 <= base + SLACK,
-		   "memory.current back to baseline after close and exit (%lld, baseline %lld)",
-		   after1, base);
+	ksft_test_result(after1 >= 0 && after1 <= base + SLACK,
+			 "memory.current back to baseline after close and exit (%lld, baseline %lld)\n",
+			 after1, base);
 	held &= after1 >= 0 && after1 <= base + SLACK;
-	ok = tw_op1(outside, TWHEEL_OP_QUERY, 1, UINT64_MAX) == 0 && wheel_works(outside, 1000);
-	tap_result(ok, "a wheel outside the group still works");
+	ok = twheel_query(outside, 1, NULL, NULL) == 0 && wheel_works(outside, 1000);
+	ksft_test_result(ok, "a wheel outside the group still works\n");
 	held &= ok;
 
 	/* Second, larger run: must come back to the same level, not grow. */
@@ -320,22 +227,21 @@ int main(int argc, char **argv)
 	write_file(buf, val);
 	status2 = run_child(&rep2);
 	after2 = settle(base);
-	diag("second run (memory.max %lld): child added %lld ids, then %s; after exit memory.current %lld",
-	     4 * limit, rep2.added, rep2.err < 0 ? strerror(-rep2.err) : "died", after2);
-	tap_result(WIFEXITED(status2) && !WEXITSTATUS(status2) &&
-		   (rep2.err == -ENOMEM || rep2.err == -ENOSPC) && rep2.added > rep.added,
-		   "a 4x larger group holds more ids (%lld > %lld) and fails cleanly too",
-		   rep2.added, rep.added);
-	tap_result(after2 >= 0 && after2 <= base + SLACK && llabs(after2 - after1) <= SLACK,
-		   "memory returns after the larger run too (%lld vs %lld)", after2, after1);
+	ksft_print_msg("second run (memory.max %lld): child added %lld ids, then %s; after exit memory.current %lld\n",
+		       4 * limit, rep2.added, rep2.err < 0 ? strerror(-rep2.err) : "died", after2);
+	ksft_test_result(WIFEXITED(status2) && !WEXITSTATUS(status2) &&
+			 (rep2.err == -ENOMEM || rep2.err == -ENOSPC) && rep2.added > rep.added,
+			 "a 4x larger group holds more ids (%lld > %lld) and fails cleanly too\n",
+			 rep2.added, rep.added);
+	ksft_test_result(after2 >= 0 && after2 <= base + SLACK && llabs(after2 - after1) <= SLACK,
+			 "memory returns after the larger run too (%lld vs %lld)\n", after2, after1);
 	held &= after2 >= 0 && after2 <= base + SLACK;
-	tap_result(kill(getppid(), 0) == 0 && wheel_works(outside, 100),
-		   "the parent, init and the outside wheel are alive after both runs");
+	ksft_test_result(kill(getppid(), 0) == 0 && wheel_works(outside, 100),
+			 "the parent, init and the outside wheel are alive after both runs\n");
 	close(outside);
 	if (rmdir(group))
-		diag("rmdir %s: %s", group, strerror(errno));
+		ksft_print_msg("rmdir %s: %s\n", group, strerror(errno));
 
-	test_caps();
 	printf("memcg: limit_bytes=%lld held=%s\n", limit, held ? "yes" : "no");
-	return tap_exit_code();
+	ksft_finished();
 }

@@ -24,16 +24,16 @@
 #include <stdatomic.h>
 #include <sys/utsname.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define BATCH		65536
 #define READ_BYTES	(1 << 20)
 /* The caps n_ids must fit under: raised for the run, restored after. */
 static const char *const caps[] = {
-	"/sys/module/twheel/parameters/max_entries_per_wheel",
-	"/sys/module/twheel/parameters/max_user_entries",
-	"/sys/module/twheel/parameters/max_entries_total",
+	"max_entries_per_wheel", "max_user_entries", "max_entries_total",
 };
+#define NR_CAPS		(sizeof(caps) / sizeof(caps[0]))
 
 static int fd;
 static uint64_t n_ids;
@@ -107,8 +107,8 @@ static void *reader_main(void *arg)
 				break;
 			if (atomic_load(&refresh_done)) {
 				if (!quiet_since)
-					quiet_since = now_ns();
-				else if (now_ns() - quiet_since > 30000 * MS)
+					quiet_since = mono_ns();
+				else if (mono_ns() - quiet_since > 30000 * NSEC_PER_MSEC)
 					break;	/* nothing for 30 s: the rest is lost */
 			}
 			poll(&p, 1, 200);
@@ -160,8 +160,8 @@ static uint64_t for_all(uint32_t code, uint32_t flags, uint64_t (*timeout)(uint6
 		uint32_t i, k = n_ids - id < BATCH ? n_ids - id : BATCH;
 
 		for (i = 0; i < k; i++)
-			tw_op_init(&ops[i], code, id + i, flags, timeout(id + i));
-		if (tw_batch(fd, ops, k) != (long)k) {
+			op_init(&ops[i], code, id + i, flags, timeout(id + i));
+		if (twheel_batch(fd, ops, k) != (long)k) {
 			(*bad_batches)++;
 			continue;
 		}
@@ -174,51 +174,49 @@ static uint64_t for_all(uint32_t code, uint32_t flags, uint64_t (*timeout)(uint6
 static uint64_t hour(uint64_t id)
 {
 	(void)id;
-	return 3600000 * MS;
+	return 3600 * NSEC_PER_SEC;
 }
 
 static uint64_t short_spread(uint64_t id)
 {
-	return (id % 256) * MS;
+	return (id % 256) * NSEC_PER_MSEC;
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t want = arg_or_env(argc, argv, "TWHEEL_SCALE_IDS", default_ids());
 	long long avail = meminfo("MemAvailable:"), vm0, vm1, slab0, slab1;
-	long long saved_cap[sizeof(caps) / sizeof(caps[0])];
+	unsigned long long saved_cap[NR_CAPS];
 	unsigned int i;
 	struct twheel_op *ops = calloc(BATCH, sizeof(*ops));
 	uint64_t t0, t1, t2, bad_add, bad_ref, bad_batches = 0, lost, bytes_per_id;
 	struct slabstat s0, s1;
 	pthread_t th;
-	char buf[32];
 
-	tap_plan(7);
+	ksft_print_header();
+	ksft_set_plan(7);
 	n_ids = want;
 	/* About 100 bytes per id in the kernel, and a bit in here. */
 	if (avail > 0 && n_ids * 110 > (uint64_t)avail) {
 		n_ids = avail / 110;
-		diag("only %lld MiB available: %llu ids instead of %llu", avail >> 20,
-		     (unsigned long long)n_ids, (unsigned long long)want);
+		ksft_print_msg("only %lld MiB available: %llu ids instead of %llu\n", avail >> 20,
+			       (unsigned long long)n_ids, (unsigned long long)want);
 	}
 	bitmap = calloc(n_ids / 8 + 1, 1);
 	if (!ops || !bitmap) {
 		perror("calloc");
 		return 2;
 	}
-	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
-		saved_cap[i] = read_ll(caps[i]);
-		if ((long long)n_ids > saved_cap[i]) {
-			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n_ids);
-			write_file(caps[i], buf);
-		} else {
-			saved_cap[i] = -1;
-		}
+	for (i = 0; i < NR_CAPS; i++) {
+		saved_cap[i] = module_param(caps[i], 0);
+		if (n_ids > saved_cap[i])
+			module_param_set(caps[i], n_ids);
+		else
+			saved_cap[i] = 0;
 	}
-	fd = tw_open(O_NONBLOCK | O_CLOEXEC, MS, 3600000 * MS, 0);
+	fd = wheel_new(O_NONBLOCK | O_CLOEXEC, NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
 	if (fd < 0) {
-		tap_result(0, "open and set up: %s", strerror(-fd));
+		ksft_test_result(0, "open and set up: %s\n", strerror(-fd));
 		printf("scale: ids=0 bytes_per_id=0 lost=%llu\n", (unsigned long long)n_ids);
 		return 1;
 	}
@@ -226,57 +224,59 @@ int main(int argc, char **argv)
 	slab_entry(&s0);
 	vm0 = meminfo("VmallocUsed:");
 	slab0 = meminfo("Slab:");
-	t0 = now_ns();
+	t0 = mono_ns();
 	bad_add = for_all(TWHEEL_OP_ADD, TWHEEL_OPF_TIMEOUT, hour, ops, &bad_batches);
-	t1 = now_ns();
+	t1 = mono_ns();
 	slab_entry(&s1);
 	vm1 = meminfo("VmallocUsed:");
 	slab1 = meminfo("Slab:");
-	diag("added %llu ids in %.1f s (%.0f/s)", (unsigned long long)n_ids, (t1 - t0) / 1e9,
-	     n_ids / ((t1 - t0) / 1e9));
-	tap_result(!bad_add && !bad_batches && fdinfo_get(fd, "live") == (long long)n_ids,
-		   "%llu ids added in batches of %d, all live", (unsigned long long)n_ids, BATCH);
+	ksft_print_msg("added %llu ids in %.1f s (%.0f/s)\n", (unsigned long long)n_ids,
+		       (t1 - t0) / 1e9, n_ids / ((t1 - t0) / 1e9));
+	ksft_test_result(!bad_add && !bad_batches && fdinfo_get(fd, "live") == (long long)n_ids,
+			 "%llu ids added in batches of %d, all live\n", (unsigned long long)n_ids, BATCH);
 
 	if (s1.from)
-		diag("twheel_entry (%s): active_objs %lld objsize %lld objperslab %lld pagesperslab %lld, %lld bytes -> %lld",
-		     s1.from == 1 ? "/proc/slabinfo" : "/sys/kernel/slab, maybe merged",
-		     s1.active, s1.objsize, s1.perslab, s1.pages, s0.bytes, s1.bytes);
-	diag("VmallocUsed %lld -> %lld, Slab %lld -> %lld", vm0, vm1, slab0, slab1);
+		ksft_print_msg("twheel_entry (%s): active_objs %lld objsize %lld objperslab %lld pagesperslab %lld, %lld bytes -> %lld\n",
+			       s1.from == 1 ? "/proc/slabinfo" : "/sys/kernel/slab, maybe merged",
+			       s1.active, s1.objsize, s1.perslab, s1.pages, s0.bytes, s1.bytes);
+	ksft_print_msg("VmallocUsed %lld -> %lld, Slab %lld -> %lld\n", vm0, vm1, slab0, slab1);
 	bytes_per_id = s1.from ? (s1.bytes - s0.bytes + (vm1 - vm0)) / n_ids
 			       : (slab1 - slab0 + (vm1 - vm0)) / n_ids;
-	diag("per id: entry %.1f B (slab), index %.1f B (vmalloc); Slab+Vmalloc delta %.1f B",
-	     s1.from ? (double)(s1.bytes - s0.bytes) / n_ids : 0.0, (double)(vm1 - vm0) / n_ids,
-	     (double)(slab1 - slab0 + vm1 - vm0) / n_ids);
-	tap_result(bytes_per_id > 0 && bytes_per_id < 256, "memory per id measured: %llu bytes",
-		   (unsigned long long)bytes_per_id);
+	ksft_print_msg("per id: entry %.1f B (slab), index %.1f B (vmalloc); Slab+Vmalloc delta %.1f B\n",
+		       s1.from ? (double)(s1.bytes - s0.bytes) / n_ids : 0.0, (double)(vm1 - vm0) / n_ids,
+		       (double)(slab1 - slab0 + vm1 - vm0) / n_ids);
+	ksft_test_result(bytes_per_id > 0 && bytes_per_id < 256,
+			 "memory per id measured: %llu bytes\n",
+			 (unsigned long long)bytes_per_id);
 
 	pthread_create(&th, NULL, reader_main, NULL);
 	bad_batches = 0;
 	bad_ref = for_all(TWHEEL_OP_REFRESH, TWHEEL_OPF_TIMEOUT, short_spread, ops, &bad_batches);
-	t2 = now_ns();
+	t2 = mono_ns();
 	atomic_store(&refresh_done, 1);
-	diag("refreshed %llu ids to 0..255 ms in %.1f s", (unsigned long long)n_ids, (t2 - t1) / 1e9);
-	tap_result(!bad_ref && !bad_batches, "every refresh found its id live (%llu did not)",
-		   (unsigned long long)bad_ref);
+	ksft_print_msg("refreshed %llu ids to 0..255 ms in %.1f s\n", (unsigned long long)n_ids,
+		       (t2 - t1) / 1e9);
+	ksft_test_result(!bad_ref && !bad_batches,
+			 "every refresh found its id live (%llu did not)\n",
+			 (unsigned long long)bad_ref);
 	pthread_join(th, NULL);
-	diag("read %llu events in %.1f s after the refreshes began", (unsigned long long)got,
-	     (now_ns() - t1) / 1e9);
+	ksft_print_msg("read %llu events in %.1f s after the refreshes began\n",
+		       (unsigned long long)got, (mono_ns() - t1) / 1e9);
 	lost = n_ids - got;
-	tap_result(!lost && !dups && !phantoms, "every id read exactly once (lost %llu, dup %llu, unknown %llu)",
-		   (unsigned long long)lost, (unsigned long long)dups, (unsigned long long)phantoms);
-	tap_result(!early, "no event early (%llu)", (unsigned long long)early);
-	tap_result(!disorder, "each read in deadline order (%llu inversions)", (unsigned long long)disorder);
-	tap_result(fdinfo_get(fd, "live") == 0 && fdinfo_get(fd, "events_waiting") == 0 &&
-		   fdinfo_get(fd, "expired_total") == (long long)n_ids,
-		   "wheel empty, expired_total %lld", fdinfo_get(fd, "expired_total"));
+	ksft_test_result(!lost && !dups && !phantoms,
+			 "every id read exactly once (lost %llu, dup %llu, unknown %llu)\n",
+			 (unsigned long long)lost, (unsigned long long)dups, (unsigned long long)phantoms);
+	ksft_test_result(!early, "no event early (%llu)\n", (unsigned long long)early);
+	ksft_test_result(!disorder, "each read in deadline order (%llu inversions)\n",
+			 (unsigned long long)disorder);
+	ksft_test_result(fdinfo_get(fd, "live") == 0 && fdinfo_get(fd, "events_waiting") == 0 &&
+			 fdinfo_get(fd, "expired_total") == (long long)n_ids,
+			 "wheel empty, expired_total %lld\n", fdinfo_get(fd, "expired_total"));
 	close(fd);
-	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
-		if (saved_cap[i] >= 0) {
-			snprintf(buf, sizeof(buf), "%lld", saved_cap[i]);
-			write_file(caps[i], buf);
-		}
-	}
+	for (i = 0; i < NR_CAPS; i++)
+		if (saved_cap[i])
+			module_param_set(caps[i], saved_cap[i]);
 	printf("scale: ids=%llu bytes_per_id=%llu lost=%llu\n", (unsigned long long)n_ids,
 	       (unsigned long long)bytes_per_id, (unsigned long long)lost);
-	return tap_exit_code();
+	ksft_finished();
 }

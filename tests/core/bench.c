@@ -43,6 +43,7 @@
 #include <uv.h>
 
 #include "core_util.h"
+#include "twheel_test.h"
 
 unsigned long tw_host_fail_alloc;
 
@@ -64,23 +65,11 @@ static struct {
 	u32 *perm;		/* cancel order */
 } wl;
 
-static u64 rng = 0x853c49e6748fea9bull;
+static uint64_t rng = 0x853c49e6748fea9bull;
 
 static u64 rnd(void)
 {
-	u64 z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static u64 ns_clock(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return rnd_next(&rng);
 }
 
 /*
@@ -92,17 +81,17 @@ static u64 cpu_t0;
 
 static u64 ns_now_start(void)
 {
-	cpu_t0 = ns_clock(CLOCK_THREAD_CPUTIME_ID);
-	return ns_clock(CLOCK_MONOTONIC);
+	cpu_t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return mono_ns();
 }
 
 static u64 cpu_ns;
 
 static u64 ns_now_end(void)
 {
-	u64 t = ns_clock(CLOCK_MONOTONIC);
+	u64 t = mono_ns();
 
-	cpu_ns = ns_clock(CLOCK_THREAD_CPUTIME_ID) - cpu_t0;
+	cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_t0;
 	return t;
 }
 

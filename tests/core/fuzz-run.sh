@@ -1,16 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run the core differential fuzzer and report it as TAP.
+# Run the core differential fuzzer and report it as TAP (kselftest's
+# ktap_helpers.sh, path in $KTAP_HELPERS; the Makefile extracts it).
 #   fuzz-run.sh bounded RUNS   fixed seed, RUNS inputs, fresh scratch corpus
 #                              seeded from corpus/ (read only), < 1 min
-#   fuzz-run.sh long SECONDS   campaign that grows corpus/ in place
+#   fuzz-run.sh long SECONDS   campaign that grows $FUZZ_CORPUS (outside
+#                              the tree), seeded from corpus/ (read only)
 # Both print the number of inputs executed; a crash leaves its input in
 # fuzz-out/ for ./fuzz_replay (built without libFuzzer, for gdb).
+# `make corpus-min` folds what a campaign found back into corpus/.
 set -eu
 cd "$(dirname "$0")"
 mode=$1 limit=$2
-mkdir -p corpus fuzz-out
+# shellcheck source=/dev/null
+. "${KTAP_HELPERS:?path of kselftest/ktap_helpers.sh}"
+mkdir -p fuzz-out
 log=fuzz-out/$mode.log
 common=(-max_len=4096 -print_final_stats=1 -artifact_prefix=fuzz-out/)
 
@@ -24,25 +29,29 @@ if [ "$mode" = bounded ]; then
 	set -e
 	name="core differential fuzz"
 else
+	grow=${FUZZ_CORPUS:?directory for the campaign corpus}
+	mkdir -p "$grow"
 	touch "$log.start"
 	set +e
 	./fuzz_wheel "${common[@]}" -max_total_time="$limit" \
-		-timeout=10 corpus >"$log" 2>&1
+		-timeout=10 "$grow" corpus >"$log" 2>&1
 	rc=$?
 	set -e
 	name="core differential fuzz, long"
 fi
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+seeds=$(sed -n 's/.*INFO: seed corpus: files: \([0-9]*\).*/\1/p' "$log" | tail -1)
 if [ "$mode" = long ]; then
 	# Every difference from the model aborts the run and leaves its input.
 	divergences=$(find fuzz-out -maxdepth 1 -name 'crash-*' -newer "$log.start" | wc -l)
-	echo "fuzz-core: execs=${execs:-0} divergences=$divergences"
+	echo "fuzz-core: execs=${execs:-0} divergences=$divergences corpus=$(find "$grow" -type f | wc -l)"
 fi
-echo "1..1"
+ktap_print_header
+ktap_set_plan 1
 if [ "$rc" -eq 0 ]; then
-	echo "ok 1 $name (execs=${execs:-?}, corpus=$(ls corpus | wc -l) files)"
+	ktap_test_pass "$name (execs=${execs:-?}, seed corpus ${seeds:-?} inputs)"
 else
 	tail -30 "$log" | sed 's/^/# /'
-	echo "not ok 1 $name (execs=${execs:-?}, see tests/core/$log)"
-	exit 1
+	ktap_test_fail "$name (execs=${execs:-?}, see tests/core/$log)"
 fi
+ktap_finished

@@ -9,14 +9,19 @@
  * advances by steps from one tick to 2^36 with budgets from one entry to
  * unlimited, left cut short or carried on, advances to tw_next_event(),
  * tw_idle_to() (which must refuse while anything is due up to its tick),
- * pops of expired entries, and allocation failures. The model is a plain
+ * pops of expired entries, allocation failures, re-arms by the lazy hook
+ * (the device's touch table) decided per id by the input, and dumps in
+ * small steps between the other operations. The model is a plain
  * array scan: for every id, whether it is live and its deadline, and the
  * queue of expired entries. After every operation the wheel must agree
  * with it: what is live and when it is due, what expired (exactly once,
  * never early, in nondecreasing deadline order, stamped by the call that
  * expired it), the counters, and tw_next_event() (false iff nothing is
- * live, never before the clock nor after the earliest deadline). Any
- * difference abort()s.
+ * live, never before the clock nor after the earliest deadline), the
+ * lazy hook (asked exactly at an entry's deadline, once per deadline),
+ * and dumps (every id live from a dump's first step to its last listed
+ * exactly once, no id twice, nothing that is not live). Any difference
+ * abort()s.
  *
  * Built with libFuzzer (clang -fsanitize=fuzzer), or with -DFUZZ_REPLAY
  * as a plain program that replays input files or directories, for gdb.
@@ -55,6 +60,14 @@ static struct {
 	unsigned int nr_live;
 	struct fent **q;		/* expired, oldest at q[qh] */
 	size_t qh, qt, qcap;
+	unsigned int lazy[NK];		/* re-arms the lazy hook still grants k */
+	u64 lazy_delta[NK];		/* ... each this far past the deadline */
+	u64 lazy_at[NK];		/* tick of the hook's last call for k... */
+	bool lazy_asked[NK];		/* ...if there was one */
+	bool dumping;			/* a dump is under way from dump_pos */
+	u64 dump_pos;
+	bool dump_steady[NK];		/* live at the dump's start, and since */
+	unsigned char dump_seen[NK];
 } m;
 
 static struct tw_wheel w;
@@ -152,6 +165,61 @@ static void model_unlink(unsigned int k)
 	m.list[m.pos[k]] = last;
 	m.pos[last] = m.pos[k];
 	m.live[k] = NULL;
+	m.dump_steady[k] = false;
+}
+
+/*
+ * The lazy hook: re-arm while the input granted re-arms to this id. The
+ * wheel must ask exactly at the entry's deadline, once per deadline.
+ */
+static bool fuzz_lazy(struct tw_wheel *wh, struct tw_entry *e, u64 stamp, u64 *expires)
+{
+	struct fent *f = container_of(e, struct fent, e);
+	unsigned int k = f->k;
+
+	REQUIRE(wh == &w && k < NK && m.live[k] == f);
+	REQUIRE(e->expires == w.clk && m.dl[k] == w.clk);
+	REQUIRE(stamp == m.stamp);
+	REQUIRE(!m.lazy_asked[k] || m.lazy_at[k] != w.clk);
+	m.lazy_at[k] = w.clk;
+	m.lazy_asked[k] = true;
+	if (!m.lazy[k])
+		return false;
+	m.lazy[k]--;
+	*expires = w.clk + m.lazy_delta[k];
+	m.dl[k] = model_clamp(*expires);
+	return true;
+}
+
+/* One step of a dump: start one if none is under way, finish it at the end. */
+static void op_dump(void)
+{
+	struct tw_entry *out[8];
+	unsigned int max = 1 + get(1) % 8, budget = get(1) % 5, k;
+	int n, i;
+
+	if (!m.dumping) {
+		for (k = 0; k < NK; k++) {
+			m.dump_steady[k] = m.live[k] != NULL;
+			m.dump_seen[k] = 0;
+		}
+		m.dump_pos = 0;
+		m.dumping = true;
+	}
+	n = tw_dump(&w, &m.dump_pos, out, max, budget);
+	REQUIRE(n >= 0 && n <= (int)max);
+	for (i = 0; i < n; i++) {
+		struct fent *f = container_of(out[i], struct fent, e);
+
+		REQUIRE(f->k < NK && m.live[f->k] == f);
+		REQUIRE(++m.dump_seen[f->k] == 1);
+	}
+	if (m.dump_pos != TW_DUMP_END)
+		return;
+	for (k = 0; k < NK; k++)
+		if (m.dump_steady[k])
+			REQUIRE(m.dump_seen[k] == 1);
+	m.dumping = false;
 }
 
 static void q_push(struct fent *f)
@@ -417,6 +485,9 @@ static void reset(void)
 	m.qh = m.qt = 0;
 	m.cut = false;
 	m.stamp = 0;
+	memset(m.lazy, 0, sizeof(m.lazy));
+	memset(m.lazy_asked, 0, sizeof(m.lazy_asked));
+	m.dumping = false;
 }
 
 static void release(struct tw_entry *e, void *arg)
@@ -455,12 +526,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	tw_init(&w, start, &tw_test_key);
+	w.lazy = fuzz_lazy;
 	m.start = m.now = m.last_dl = start;
 
 	while (in.n && nops++ < 2000) {
 		unsigned int op = get(1), k = get(1) % NK_SMALL, i, n;
 
-		switch (op % 16) {
+		switch (op % 18) {
 		case 0: case 1: case 2:
 			op_add(k, false);
 			break;
@@ -504,6 +576,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = get(1) % (m.nr_live + 1);
 			while (n--)
 				op_rearm(m.list[get(2) % m.nr_live]);
+			break;
+		case 16:
+			/* Grant k re-arms by the lazy hook, each delta ahead. */
+			m.lazy[k] = get(1) % 4;
+			m.lazy_delta[k] = gen_delta();
+			break;
+		case 17:
+			op_dump();
 			break;
 		default:
 			REQUIRE(tw_lookup(&w, id_of(k)) ==

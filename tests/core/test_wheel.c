@@ -2,7 +2,8 @@
 /*
  * Unit tests of the wheel core (kmod/wheel.c) built as a host program.
  *
- * One behaviour per test, each named for it, TAP output on stdout. The
+ * One behaviour per test, each named for it, TAP output through
+ * kselftest.h (extracted at build time, tests/common/test.mk). The
  * tests use only the API of kmod/wheel.h plus the public fields of
  * struct tw_wheel (clk, nr_live, nr_expired, index) and count work
  * without timing anything: by the number of tw_advance() calls a budget
@@ -13,10 +14,10 @@
 #include <string.h>
 
 #include "core_util.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 unsigned long tw_host_fail_alloc;
-
-static int tap_failed;
 
 /* Fail the current test with the condition and where it was checked. */
 #define CHECK(c) do {							\
@@ -33,16 +34,12 @@ static bool tick_le(u64 a, u64 b)
 	return (s64)(a - b) <= 0;
 }
 
-static u64 rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-/* splitmix64: small, fast, good enough for test data. */
+/* Test data from the one generator, one stream for the whole run. */
 static u64 rnd(void)
 {
-	u64 z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rnd_next(&rng_state);
 }
 
 /* Uniform in 1 .. max. */
@@ -698,15 +695,17 @@ static int test_core_never_allocates(void)
 
 static int test_dump_of_empty_wheel_ends_at_once(void)
 {
-	struct tw_entry *out[4];
+	struct tw_entry *out[4], *e;
 	struct tw_wheel w;
 	u64 pos = 0;
 
 	tw_init(&w, 0, &tw_test_key);
 	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
 	CHECK(tw_dump(&w, &pos, out, 4, 100) == 0 && pos == TW_DUMP_END);
-	CHECK(add_id(&w, 1, 10));
-	tw_remove(&w, tw_lookup(&w, 1));
+	e = add_id(&w, 1, 10);
+	CHECK(e);
+	tw_remove(&w, e);
+	free(e);
 	pos = 0;
 	while (pos != TW_DUMP_END)
 		CHECK(tw_dump(&w, &pos, out, 4, 1) == 0);
@@ -1153,14 +1152,13 @@ int main(void)
 	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..%u\n", n);
+	ksft_print_header();
+	ksft_set_plan(n);
 	for (i = 0; i < n; i++) {
 		int fail = tests[i].fn();
 
 		tw_host_fail_alloc = 0;
-		printf("%sok %u %s\n", fail ? "not " : "", i + 1, tests[i].name);
-		tap_failed += fail;
+		ksft_test_result(!fail, "%s\n", tests[i].name);
 	}
-	printf("# %u passed, %d failed\n", n - tap_failed, tap_failed);
-	return tap_failed ? 1 : 0;
+	ksft_finished();
 }

@@ -85,7 +85,7 @@ enum twheel_op_code {
 	TWHEEL_OP_ADD		= 1,	/* new id; EEXIST if live */
 	TWHEEL_OP_REFRESH	= 2,	/* re-arm a live id; ENOENT if none */
 	TWHEEL_OP_CANCEL	= 3,	/* remove a live id; ENOENT if none */
-	TWHEEL_OP_QUERY		= 4,	/* read a live id's deadline; ENOENT */
+	TWHEEL_OP_QUERY		= 4,	/* a live id's deadline; ENOENT if none */
 };
 
 /* struct twheel_op.flags */
@@ -123,7 +123,9 @@ enum twheel_op_code {
  * @op:		enum twheel_op_code.
  * @flags:	TWHEEL_OPF_*; TIMEOUT, ABSTIME and TOUCH for ADD and
  *		REFRESH only, ADD_IF_ABSENT for REFRESH only.
- * @result:	out: 0 or a negative errno: EEXIST, ENOENT, ENOSPC (the
+ * @result:	out: 0 or a negative errno: EEXIST (ADD of a live id),
+ *		ENOENT (REFRESH without ADD_IF_ABSENT, CANCEL or QUERY of an
+ *		id that is not live; ADD never answers it), ENOSPC (the
  *		wheel's cap, its user's limit over all of the user's wheels,
  *		or the module's, was reached), ENOMEM, EINVAL (bad op,
  *		flags, slot or timeout).
@@ -131,8 +133,9 @@ enum twheel_op_code {
  *		touch_slots, or TWHEEL_SLOT_NONE. Must be 0 otherwise.
  *
  * Once the tick that passes an id's deadline has been processed the id
- * is no longer live: REFRESH, CANCEL and QUERY answer ENOENT and its
- * event will be read exactly once; ADD starts a new entry.
+ * is no longer live: REFRESH without ADD_IF_ABSENT, CANCEL and QUERY
+ * answer ENOENT, and its event will be read exactly once; ADD (or
+ * REFRESH with ADD_IF_ABSENT) starts a new entry.
  */
 struct twheel_op {
 	__u64 id;
