@@ -29,7 +29,7 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 
-#include "stress.h"
+#include "twheel_test.h"
 
 /*
  * Gaps from this long are split with schedstat. Its run_delay is read
@@ -40,7 +40,7 @@
  */
 #define GAP_NOTE_NS	(250 * 1000ULL)
 /* Gaps counted in gap_result.gaps. */
-#define GAP_COUNT_NS	(1 * MS)
+#define GAP_COUNT_NS	NSEC_PER_MSEC
 
 enum { GAP_PARKED, GAP_WATCH, GAP_QUIT };
 
@@ -70,7 +70,7 @@ struct gap_watch {
 };
 
 /* The watcher's run time and run_delay (ns) from its schedstat. */
-static int gap_schedstat(int fd, uint64_t *run, uint64_t *delay)
+static inline int gap_schedstat(int fd, uint64_t *run, uint64_t *delay)
 {
 	char buf[128];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -86,16 +86,16 @@ static int gap_schedstat(int fd, uint64_t *run, uint64_t *delay)
 	return 0;
 }
 
-static void gap_spin(struct gap_watch *w)
+static inline void gap_spin(struct gap_watch *w)
 {
-	uint64_t last, t, run0, run, delay0, delay;
+	uint64_t last, t, run0 = 0, run = 0, delay0 = 0, delay;
 
 	w->max_gap_ns = w->max_gap_runq_ns = w->max_runq_ns = w->gaps = 0;
 	gap_schedstat(w->schedstat_fd, &run0, &delay0);
 	delay = delay0;
-	last = now_ns();
+	last = mono_ns();
 	while (atomic_load_explicit(&w->state, memory_order_relaxed) == GAP_WATCH) {
-		t = now_ns();
+		t = mono_ns();
 		if (t - last >= GAP_NOTE_NS) {
 			uint64_t before = delay, runq;
 
@@ -111,7 +111,7 @@ static void gap_spin(struct gap_watch *w)
 			if (runq > w->max_runq_ns)
 				w->max_runq_ns = runq;
 			/* The schedstat read is the watcher's own time: not a gap. */
-			t = now_ns();
+			t = mono_ns();
 		}
 		last = t;
 	}
@@ -119,7 +119,7 @@ static void gap_spin(struct gap_watch *w)
 	w->run_ns = run - run0;
 }
 
-static void *gap_thread(void *arg)
+static inline void *gap_thread(void *arg)
 {
 	struct gap_watch *w = arg;
 	cpu_set_t set;
@@ -146,7 +146,7 @@ static void *gap_thread(void *arg)
 	return NULL;
 }
 
-static void gap_set(struct gap_watch *w, int state)
+static inline void gap_set(struct gap_watch *w, int state)
 {
 	pthread_mutex_lock(&w->lock);
 	atomic_store(&w->state, state);
@@ -158,7 +158,7 @@ static void gap_set(struct gap_watch *w, int state)
 }
 
 /* Start a parked watcher on each of the @n CPUs in @cpus; 0 or -1. */
-static int gap_start(struct gap_watch *ws, const int *cpus, int n)
+static inline int gap_start(struct gap_watch *ws, const int *cpus, int n)
 {
 	int i;
 
@@ -178,7 +178,7 @@ static int gap_start(struct gap_watch *ws, const int *cpus, int n)
 	return 0;
 }
 
-static void gap_stop(struct gap_watch *ws, int n)
+static inline void gap_stop(struct gap_watch *ws, int n)
 {
 	int i;
 
@@ -189,7 +189,7 @@ static void gap_stop(struct gap_watch *ws, int n)
 }
 
 /* Open a window on every watcher: they spin from now on. */
-static void gap_open(struct gap_watch *ws, int n)
+static inline void gap_open(struct gap_watch *ws, int n)
 {
 	int i;
 
@@ -206,7 +206,7 @@ struct gap_result {
 	uint64_t run_ns;		/* CPU time the watchers got */
 };
 
-static void gap_close(struct gap_watch *ws, int n, struct gap_result *r)
+static inline void gap_close(struct gap_watch *ws, int n, struct gap_result *r)
 {
 	int i;
 
@@ -225,7 +225,7 @@ static void gap_close(struct gap_watch *ws, int n, struct gap_result *r)
 }
 
 /* The online CPUs this process may run on, into @cpus; how many. */
-static int gap_cpus(int *cpus, int max)
+static inline int gap_cpus(int *cpus, int max)
 {
 	cpu_set_t set;
 	int i, n = 0;

@@ -29,10 +29,11 @@
 #include <stdatomic.h>
 #include <sys/prctl.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
-#define SPREAD_NS	(3000 * MS)
-#define FIRST_NS	(200 * MS)
+#define SPREAD_NS	(3 * NSEC_PER_SEC)
+#define FIRST_NS	(200 * NSEC_PER_MSEC)
 #define HOGS		2
 
 static atomic_int hogs_run;
@@ -72,7 +73,7 @@ static void *sleeper(void *arg)
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		s->late[i] = now_ns() - s->deadline[i];
+		s->late[i] = mono_ns() - s->deadline[i];
 	}
 	return NULL;
 }
@@ -92,26 +93,26 @@ static void run(uint64_t n, uint64_t tick, int load, uint64_t seed)
 	unsigned char *seen = calloc(n, 1);
 	uint64_t got = 0, dup = 0, early = 0, bad = 0, start, i, give_up;
 	struct sleeper ref = { calloc(n, sizeof(uint64_t)), calloc(n, sizeof(uint64_t)), 0 };
+	unsigned long long tms = tick / NSEC_PER_MSEC;
 	pthread_t th[HOGS], ref_th;
 	int fd, h;
 	long r;
 
-	fd = tw_open(O_CLOEXEC, tick, 3600000 * MS, 0);
-	if (!ops || !ev || !late || !user || !seen || !ref.deadline || !ref.late || fd < 0) {
-		tap_result(0, "tick %llu ms load %d: set up", (unsigned long long)(tick / MS), load);
-		return;
-	}
+	fd = wheel_new(O_CLOEXEC, tick, 3600 * NSEC_PER_SEC, 0);
+	if (!ops || !ev || !late || !user || !seen || !ref.deadline || !ref.late || fd < 0)
+		ksft_exit_fail_msg("tick %llu ms load %d: set up: %s\n", tms, load,
+				   fd < 0 ? strerror(-fd) : "no memory");
 	atomic_store(&hogs_run, 1);
 	for (h = 0; h < load; h++)
 		pthread_create(&th[h], NULL, hog, NULL);
 	/* Let the hogs settle on the CPUs before the first deadline is set. */
-	sleep_ns(200 * MS);
+	sleep_ns(200 * NSEC_PER_MSEC);
 
 	for (i = 0; i < n; i++)
-		tw_op_init(&ops[i], TWHEEL_OP_ADD, i, TWHEEL_OPF_TIMEOUT,
-			   FIRST_NS + rnd_below(&seed, SPREAD_NS));
-	start = now_ns();
-	r = tw_batch(fd, ops, n);
+		op_init(&ops[i], TWHEEL_OP_ADD, i, TWHEEL_OPF_TIMEOUT,
+			FIRST_NS + rnd_below(&seed, SPREAD_NS));
+	start = mono_ns();
+	r = twheel_batch(fd, ops, n);
 	for (i = 0; r == (long)n && i < n; i++) {
 		if (ops[i].result)
 			r = ops[i].result;
@@ -127,14 +128,14 @@ static void run(uint64_t n, uint64_t tick, int load, uint64_t seed)
 			ref.deadline[ref.n++] = ref.deadline[i];
 	pthread_create(&ref_th, NULL, sleeper, &ref);
 
-	give_up = now_ns() + FIRST_NS + SPREAD_NS + 30000 * MS;
-	while (r == (long)n && got + dup < n && now_ns() < give_up) {
-		ssize_t b = read(fd, ev, n * sizeof(*ev));
-		uint64_t t = now_ns();
+	give_up = mono_ns() + FIRST_NS + SPREAD_NS + 30 * NSEC_PER_SEC;
+	while (r == (long)n && got + dup < n && mono_ns() < give_up) {
+		int b = twheel_read_events(fd, ev, n);
+		uint64_t t = mono_ns();
 
 		if (b <= 0)
 			break;
-		for (i = 0; i < (uint64_t)b / sizeof(*ev); i++) {
+		for (i = 0; i < (uint64_t)b; i++) {
 			struct twheel_event *e = &ev[i];
 
 			if (e->id >= n) {
@@ -158,30 +159,31 @@ static void run(uint64_t n, uint64_t tick, int load, uint64_t seed)
 	for (h = 0; h < load; h++)
 		pthread_join(th[h], NULL);
 
-	tap_result(r == (long)n, "tick %llu ms load %d: %llu ids added", (unsigned long long)(tick / MS),
-		   load, (unsigned long long)n);
-	tap_result(!early, "tick %llu ms load %d: nothing early (%llu early)",
-		   (unsigned long long)(tick / MS), load, (unsigned long long)early);
-	tap_result(got == n && !dup && !bad, "tick %llu ms load %d: each event once (%llu of %llu, %llu twice, %llu unknown)",
-		   (unsigned long long)(tick / MS), load, (unsigned long long)got,
-		   (unsigned long long)n, (unsigned long long)dup, (unsigned long long)bad);
+	ksft_test_result(r == (long)n, "tick %llu ms load %d: %llu ids added\n", tms, load,
+			 (unsigned long long)n);
+	ksft_test_result(!early, "tick %llu ms load %d: nothing early (%llu early)\n", tms, load,
+			 (unsigned long long)early);
+	ksft_test_result(got == n && !dup && !bad,
+			 "tick %llu ms load %d: each event once (%llu of %llu, %llu twice, %llu unknown)\n",
+			 tms, load, (unsigned long long)got, (unsigned long long)n,
+			 (unsigned long long)dup, (unsigned long long)bad);
 	if (got) {
 		qsort(late, got, sizeof(*late), cmp_u64);
 		qsort(user, got, sizeof(*user), cmp_u64);
 		printf("lateness: tick_ms=%llu load=%d p50_ms=%.2f p99_ms=%.2f max_ms=%.2f\n",
-		       (unsigned long long)(tick / MS), load, pct_ms(late, got, 50),
+		       tms, load, pct_ms(late, got, 50),
 		       pct_ms(late, got, 99), late[got - 1] / 1e6);
-		diag("read(2) returned after the deadline: p50 %.2f ms, p99 %.2f ms, max %.2f ms",
-		     pct_ms(user, got, 50), pct_ms(user, got, 99), user[got - 1] / 1e6);
+		ksft_print_msg("read(2) returned after the deadline: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+			       pct_ms(user, got, 50), pct_ms(user, got, 99), user[got - 1] / 1e6);
 		if (ref.n) {
 			qsort(ref.late, ref.n, sizeof(uint64_t), cmp_u64);
-			diag("reference, clock_nanosleep to the same %llu deadlines: p50 %.2f ms, p99 %.2f ms, max %.2f ms",
-			     (unsigned long long)ref.n, pct_ms(ref.late, ref.n, 50),
-			     pct_ms(ref.late, ref.n, 99), ref.late[ref.n - 1] / 1e6);
+			ksft_print_msg("reference, clock_nanosleep to the same %llu deadlines: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+				       (unsigned long long)ref.n, pct_ms(ref.late, ref.n, 50),
+				       pct_ms(ref.late, ref.n, 99), ref.late[ref.n - 1] / 1e6);
 		}
-		diag("fdinfo: ticks_run %lld, ticks_caught_up %lld, lateness_max_ns %lld",
-		     fdinfo_get(fd, "ticks_run"), fdinfo_get(fd, "ticks_caught_up"),
-		     fdinfo_get(fd, "lateness_max_ns"));
+		ksft_print_msg("fdinfo: ticks_run %lld, ticks_caught_up %lld, lateness_max_ns %lld\n",
+			       fdinfo_get(fd, "ticks_run"), fdinfo_get(fd, "ticks_caught_up"),
+			       fdinfo_get(fd, "lateness_max_ns"));
 	}
 	close(fd);
 	free(ops);
@@ -196,14 +198,15 @@ static void run(uint64_t n, uint64_t tick, int load, uint64_t seed)
 int main(int argc, char **argv)
 {
 	uint64_t n = arg_or_env(argc, argv, "TWHEEL_LATENESS_IDS", 3000);
-	static const uint64_t ticks[] = { 1 * MS, 10 * MS };
+	static const uint64_t ticks[] = { 1 * NSEC_PER_MSEC, 10 * NSEC_PER_MSEC };
 	int load, t;
 
-	tap_plan(12);
-	diag("%llu ids over %llu s per run; %ld CPUs online", (unsigned long long)n,
-	     (unsigned long long)(SPREAD_NS / 1000 / MS), sysconf(_SC_NPROCESSORS_ONLN));
+	ksft_print_header();
+	ksft_set_plan(12);
+	ksft_print_msg("%llu ids over %llu s per run; %ld CPUs online\n", (unsigned long long)n,
+		       (unsigned long long)(SPREAD_NS / 1000 / NSEC_PER_MSEC), sysconf(_SC_NPROCESSORS_ONLN));
 	for (load = 0; load <= HOGS; load += HOGS)
 		for (t = 0; t < 2; t++)
 			run(n, ticks[t], load, 0x1a7e + 16 * load + t);
-	return tap_exit_code();
+	ksft_finished();
 }

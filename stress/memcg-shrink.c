@@ -32,30 +32,30 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
 #define CG_ROOT		"/sys/fs/cgroup"
 /* Charge batching and the child's own small allocations. */
 #define SLACK		(512 * 1024LL)
-
-#define PARAM_DIR	"/sys/module/twheel/parameters/"
+/*
+ * What an emptied group may still show: each CPU keeps up to 64 pages
+ * charged in its memcg stock until something drains it.
+ */
+#define STOCK_SLACK	(256 * 1024LL * sysconf(_SC_NPROCESSORS_ONLN) + SLACK)
 
 static char g1[128], g2[128];
-static const char *const params[] = { "max_user_entries", "max_entries_total" };
-static char saved_param[2][32];
+/* The module's limits as found, put back at exit and on SIGTERM. */
+static unsigned long long saved_user, saved_total;
+static int params_raised;
 
 static void restore(void)
 {
-	char path[96];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (!saved_param[i][0])
-			continue;
-		snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-		write_file(path, saved_param[i]);
-		saved_param[i][0] = 0;
+	if (params_raised) {
+		module_param_set("max_user_entries", saved_user);
+		module_param_set("max_entries_total", saved_total);
 	}
+	params_raised = 0;
 }
 
 static void on_signal(int sig)
@@ -63,19 +63,6 @@ static void on_signal(int sig)
 	restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static int param_raise(int i, unsigned long long want)
-{
-	char path[96], buf[32];
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-	if (read_file(path, saved_param[i], sizeof(saved_param[i])) <= 0)
-		return -1;
-	if (strtoull(saved_param[i], NULL, 10) >= want)
-		return 0;
-	snprintf(buf, sizeof(buf), "%llu", want);
-	return write_file(path, buf);
 }
 
 static long long cg_current(const char *group)
@@ -145,25 +132,25 @@ static void child(struct report *r, long long n, long long keep, int margin)
 	/* Every page the child will use is touched here, in g1. */
 	memset(ops, 0, ops_n * sizeof(*ops));
 	memset(ev, 0, 65536 * sizeof(*ev));
-	fd = tw_open(O_CLOEXEC, 10 * MS, 3600000 * MS, 0);
+	fd = wheel_new(O_CLOEXEC, 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
 	if (fd < 0)
 		FAIL(r);
 
 	for (i = 0; i < keep; i++)
-		tw_op_init(&ops[i], TWHEEL_OP_ADD, i, 0, 0);
-	t = now_ns();
-	if (tw_batch(fd, ops, keep) != keep)
+		op_init(&ops[i], TWHEEL_OP_ADD, i, 0, 0);
+	t = mono_ns();
+	if (twheel_batch(fd, ops, keep) != keep)
 		FAIL(r);
-	add_ns = now_ns() - t;
+	add_ns = mono_ns() - t;
 	/*
 	 * One common deadline, after the adds are done: their time guessed
 	 * from the first ones' (an underestimate: the index is bigger now)
 	 * times @margin.
 	 */
-	deadline = now_ns() + margin * add_ns * ((n - keep) / keep + 1) + 2000 * MS;
+	deadline = mono_ns() + margin * add_ns * ((n - keep) / keep + 1) + 2 * NSEC_PER_SEC;
 	for (i = 0; i < n - keep; i++)
-		tw_op_init(&ops[i], TWHEEL_OP_ADD, keep + i, TWHEEL_OPF_ABSTIME, deadline);
-	if (tw_batch(fd, ops, n - keep) != n - keep)
+		op_init(&ops[i], TWHEEL_OP_ADD, keep + i, TWHEEL_OPF_ABSTIME, deadline);
+	if (twheel_batch(fd, ops, n - keep) != n - keep)
 		FAIL(r);
 	for (i = 0; i < n - keep; i++) {
 		if (ops[i].result) {
@@ -171,38 +158,38 @@ static void child(struct report *r, long long n, long long keep, int margin)
 			FAIL(r);
 		}
 	}
-	if (now_ns() >= deadline) {
+	if (mono_ns() >= deadline) {
 		r->late = 1;
 		FAIL(r);
 	}
 	for (i = 0; i < queries; i++)
-		tw_op_init(&ops[i], TWHEEL_OP_QUERY, i, 0, 0);
+		op_init(&ops[i], TWHEEL_OP_QUERY, i, 0, 0);
 	r->g1_full = cg_current(g1);
 
 	if (cg_join(g2))
 		FAIL(r);
 	r->g2_moved = cg_current(g2);
 	while (waiting(fd) < n - keep) {
-		if (now_ns() > deadline + 600000 * MS)
+		if (mono_ns() > deadline + 600 * NSEC_PER_SEC)
 			FAIL(r);
-		sleep_ns(50 * MS);
+		sleep_ns(50 * NSEC_PER_MSEC);
 	}
-	r->expire_s = (now_ns() - deadline) / 1e9;
+	r->expire_s = (mono_ns() - deadline) / 1e9;
 	r->g2_expired = cg_current(g2);
 
-	if (read(fd, ev, sizeof(*ev)) != sizeof(*ev))
+	if (twheel_read_events(fd, ev, 1) != 1)
 		FAIL(r);
 	r->g2_shrunk = cg_current(g2);
 
 	for (i = 1; i < n - keep;) {
-		ssize_t b = read(fd, ev, 65536 * sizeof(*ev));
+		int b = twheel_read_events(fd, ev, 65536);
 
 		if (b <= 0)
 			FAIL(r);
-		i += b / sizeof(*ev);
+		i += b;
 	}
 	r->g1_read = cg_current(g1);
-	if (tw_batch(fd, ops, queries) != queries)
+	if (twheel_batch(fd, ops, queries) != queries)
 		FAIL(r);
 	r->g1_moved = cg_current(g1);
 	close(fd);
@@ -235,33 +222,39 @@ static int run_child(struct report *r, long long n, long long keep, int margin)
 
 int main(int argc, char **argv)
 {
-	long long def = access("/proc/lockdep", F_OK) ? 2000000 : 256000;
+	long long def = debug_kernel() ? 256000 : 2000000;
 	long long n = arg_or_env(argc, argv, "TWHEEL_SHRINK_IDS", def);
 	/* Below 1/16 of n: under 1/8 of the grown table's buckets (n/2 to n). */
 	long long keep = n * 6 / 100;
 	long long lo, hi, grew, dropped, g1_base, g2_base;
 	struct report r;
 	char buf[256];
-	int status, charged = 0, freed, margin;
+	int status = 0, charged, freed, margin, ok, i;
 
+	ksft_print_header();
 	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
 		mkdir(CG_ROOT, 0755);
 		mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL);
 	}
 	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
 	    !strstr(buf, "memory"))
-		tap_skip_all("no cgroup v2 memory controller");
+		ksft_exit_skip("no cgroup v2 memory controller\n");
 	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(g1, sizeof(g1), CG_ROOT "/twheel-shrink1-%d", getpid());
 	snprintf(g2, sizeof(g2), CG_ROOT "/twheel-shrink2-%d", getpid());
 	if (mkdir(g1, 0755) || mkdir(g2, 0755))
-		tap_skip_all("cannot create cgroups");
-	tap_plan(5);
+		ksft_exit_skip("cannot create cgroups\n");
+	ksft_set_plan(5);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	atexit(restore);
-	if (param_raise(0, n + 65536) || param_raise(1, n + 65536))
-		diag("cannot raise the module's entry limits to %lld", n + 65536);
+	saved_user = module_param("max_user_entries", 0);
+	saved_total = module_param("max_entries_total", 0);
+	params_raised = 1;
+	if (saved_user < (unsigned long long)n + 65536)
+		module_param_set("max_user_entries", n + 65536);
+	if (saved_total < (unsigned long long)n + 65536)
+		module_param_set("max_entries_total", n + 65536);
 	g1_base = cg_current(g1);
 	g2_base = cg_current(g2);
 
@@ -270,44 +263,46 @@ int main(int argc, char **argv)
 		status = run_child(&r, n, keep, margin);
 		if (!r.late)
 			break;
-		diag("the adds outlasted their deadline; again with a margin of %d", margin * 3);
+		ksft_print_msg("the adds outlasted their deadline; again with a margin of %d\n",
+			       margin * 3);
 	}
-	if (!tap_result(WIFEXITED(status) && !WEXITSTATUS(status) && !r.err,
-			"child filled, expired and read %lld ids (failed at line %d, %s)", n, r.err,
-			strerror(-r.op_err)))
-		goto out;
-	diag("g1 with %lld ids: %lld KiB; g2: %lld KiB after the move, %lld KiB once the kworker expired %lld ids (%.1f s after their deadline)",
-	     n, r.g1_full >> 10, r.g2_moved >> 10, r.g2_expired >> 10, n - keep, r.expire_s);
-
-	tap_result(r.g2_expired - r.g2_moved <= SLACK,
-		   "the kworker's expiry charged nothing to the owner's group (%+lld KiB)",
-		   (r.g2_expired - r.g2_moved) / 1024);
+	ok = WIFEXITED(status) && !WEXITSTATUS(status) && !r.err;
+	ksft_test_result(ok, "child filled, expired and read %lld ids%s\n", n,
+			 ok ? "" : " (it failed; see its line and errno below)");
+	if (!ok)
+		ksft_print_msg("child failed at line %d of memcg-shrink.c, errno %s\n", r.err,
+			       strerror(-r.op_err));
+	ksft_print_msg("g1 with %lld ids: %lld KiB; g2: %lld KiB after the move, %lld KiB once the kworker expired %lld ids (%.1f s after their deadline)\n",
+		       n, r.g1_full >> 10, r.g2_moved >> 10, r.g2_expired >> 10, n - keep,
+		       r.expire_s);
+	ksft_test_result(ok && r.g2_expired - r.g2_moved <= SLACK,
+			 "the kworker's expiry charged nothing to the owner's group (%+lld KiB)\n",
+			 (r.g2_expired - r.g2_moved) / 1024);
 
 	grew = r.g2_shrunk - r.g2_expired;
 	lo = 16 * keep;
 	hi = 32 * keep + SLACK;
-	charged = grew >= lo * 9 / 10 && grew <= hi;
-	diag("the first read after the expiry: g2 %+lld KiB; a table for %lld ids is %lld to %lld KiB",
-	     grew / 1024, keep, lo / 1024, (32 * keep) / 1024);
-	tap_result(charged, "the shrunk index is charged to the owner's group at its next call");
+	charged = ok && grew >= lo * 9 / 10 && grew <= hi;
+	ksft_print_msg("the first read after the expiry: g2 %+lld KiB; a table for %lld ids is %lld to %lld KiB\n",
+		       grew / 1024, keep, lo / 1024, (32 * keep) / 1024);
+	ksft_test_result(charged, "the shrunk index is charged to the owner's group at its next call\n");
 
 	dropped = r.g1_read - r.g1_moved;
-	freed = dropped >= 4 * n * 9 / 10 && dropped <= 8 * n + SLACK;
-	diag("the old table moved and freed: g1 %+lld KiB (a table for %lld ids is %lld to %lld KiB)",
-	     -dropped / 1024, n, 4 * n / 1024, 8 * n / 1024);
-	tap_result(freed, "the old table is uncharged from the group that paid for it");
+	freed = ok && dropped >= 4 * n * 9 / 10 && dropped <= 8 * n + SLACK;
+	ksft_print_msg("the old table moved and freed: g1 %+lld KiB (a table for %lld ids is %lld to %lld KiB)\n",
+		       -dropped / 1024, n, 4 * n / 1024, 8 * n / 1024);
+	ksft_test_result(freed, "the old table is uncharged from the group that paid for it\n");
 
-out:
-	status = 0;
-	while (status++ < 100 && (cg_current(g1) > g1_base + SLACK ||
-				  cg_current(g2) > g2_base + SLACK))
-		sleep_ns(50 * MS);
-	tap_result(cg_current(g1) <= g1_base + SLACK && cg_current(g2) <= g2_base + SLACK,
-		   "both groups back to their baseline after close and exit (%lld and %lld KiB)",
-		   cg_current(g1) >> 10, cg_current(g2) >> 10);
+	for (i = 0; i < 100 && (cg_current(g1) > g1_base + STOCK_SLACK ||
+				cg_current(g2) > g2_base + STOCK_SLACK); i++)
+		sleep_ns(50 * NSEC_PER_MSEC);
+	ksft_test_result(cg_current(g1) <= g1_base + STOCK_SLACK &&
+			 cg_current(g2) <= g2_base + STOCK_SLACK,
+			 "both groups back to their baseline after close and exit (%lld and %lld KiB)\n",
+			 cg_current(g1) >> 10, cg_current(g2) >> 10);
 	rmdir(g1);
 	rmdir(g2);
 	restore();
-	printf("memcg: shrink_charged=%s\n", charged && !r.err ? "yes" : "no");
-	return tap_exit_code();
+	printf("memcg: shrink_charged=%s\n", charged ? "yes" : "no");
+	ksft_finished();
 }

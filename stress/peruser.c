@@ -28,33 +28,30 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "stress.h"
+#include "twheel_test.h"
+#include "kselftest.h"
 
-#define PARAM_DIR	"/sys/module/twheel/parameters/"
 #define UID_A		4201
 #define UID_B		4202
 #define UID_C		4203
 #define MAX_WHEELS	4
+#define HOUR_NS		(3600 * NSEC_PER_SEC)
 
-static const char *const params[] = { "max_user_entries", "max_entries_total" };
-static char saved_param[2][32];
+/* What the run changes, and puts back at exit and on SIGTERM. */
+static unsigned long long saved_user, saved_total;
+static int params_saved;
 static mode_t saved_mode;
 static int mode_changed;
 
 static void restore(void)
 {
-	char path[96];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (!saved_param[i][0])
-			continue;
-		snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-		write_file(path, saved_param[i]);
+	if (params_saved) {
+		module_param_set("max_user_entries", saved_user);
+		module_param_set("max_entries_total", saved_total);
 	}
 	if (mode_changed)
 		chmod(TWHEEL_DEVICE, saved_mode);
-	mode_changed = 0;
+	params_saved = mode_changed = 0;
 }
 
 static void on_signal(int sig)
@@ -62,15 +59,6 @@ static void on_signal(int sig)
 	restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static int param_set(int i, unsigned long long val)
-{
-	char path[96], buf[32];
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-	snprintf(buf, sizeof(buf), "%llu", val);
-	return write_file(path, buf);
 }
 
 /*
@@ -111,7 +99,7 @@ static void agent_loop(int in, int out, uid_t uid)
 
 		switch (c.op) {
 		case 'o':
-			r.ok = tw_open(O_CLOEXEC, MS, 3600000 * MS, 0);
+			r.ok = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
 			if (r.ok < 0)
 				r.err = r.ok;
 			else
@@ -120,9 +108,9 @@ static void agent_loop(int in, int out, uid_t uid)
 		case 'a':
 			ops = realloc(ops, c.count * sizeof(*ops));
 			for (i = 0; i < c.count; i++)
-				tw_op_init(&ops[i], TWHEEL_OP_ADD, next_id++, TWHEEL_OPF_TIMEOUT,
-					   c.timeout_ns);
-			r.ok = tw_batch(fds[c.wheel], ops, c.count);
+				op_init(&ops[i], TWHEEL_OP_ADD, next_id++, TWHEEL_OPF_TIMEOUT,
+					c.timeout_ns);
+			r.ok = twheel_batch(fds[c.wheel], ops, c.count);
 			if (r.ok < 0) {
 				r.err = r.ok;
 				r.ok = 0;
@@ -139,23 +127,19 @@ static void agent_loop(int in, int out, uid_t uid)
 			for (i = 0; i < 1000; i++) {
 				if (fdinfo_get(fds[c.wheel], "events_waiting") >= (long long)c.count)
 					break;
-				sleep_ns(10 * MS);
+				sleep_ns(10 * NSEC_PER_MSEC);
 			}
 			r.ok = fdinfo_get(fds[c.wheel], "events_waiting");
 			break;
-		case 'r':
-			for (;;) {
-				int fl = fcntl(fds[c.wheel], F_GETFL);
-				ssize_t n;
+		case 'r': {
+			int fl = fcntl(fds[c.wheel], F_GETFL), n;
 
-				fcntl(fds[c.wheel], F_SETFL, fl | O_NONBLOCK);
-				n = read(fds[c.wheel], ev, sizeof(ev));
-				fcntl(fds[c.wheel], F_SETFL, fl);
-				if (n <= 0)
-					break;
-				r.ok += n / sizeof(ev[0]);
-			}
+			fcntl(fds[c.wheel], F_SETFL, fl | O_NONBLOCK);
+			while ((n = twheel_read_events(fds[c.wheel], ev, 256)) > 0)
+				r.ok += n;
+			fcntl(fds[c.wheel], F_SETFL, fl);
 			break;
+		}
 		case 'c':
 			r.err = close(fds[c.wheel]) ? -errno : 0;
 			break;
@@ -241,25 +225,28 @@ int main(int argc, char **argv)
 	int a_held, b_ok, seen;
 	long long ua1, ua2, ub;
 
+	ksft_print_header();
 	if (geteuid())
-		tap_skip_all("needs root");
+		ksft_exit_skip("needs root\n");
 	if (stat(TWHEEL_DEVICE, &st))
-		tap_skip_all("no " TWHEEL_DEVICE);
-	tap_plan(9);
+		ksft_exit_skip("no " TWHEEL_DEVICE "\n");
+	saved_user = module_param("max_user_entries", 0);
+	saved_total = module_param("max_entries_total", 0);
+	if (!saved_user || !saved_total)
+		ksft_exit_skip("no module parameters max_user_entries and max_entries_total\n");
+	ksft_set_plan(9);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	atexit(restore);
-	if (read_file(PARAM_DIR "max_user_entries", saved_param[0], sizeof(saved_param[0])) <= 0 ||
-	    read_file(PARAM_DIR "max_entries_total", saved_param[1], sizeof(saved_param[1])) <= 0)
-		tap_skip_all("no module parameters max_user_entries and max_entries_total");
+	params_saved = 1;
 	/* Other users must be able to open the device for this test. */
 	if ((st.st_mode & 0666) != 0666) {
 		saved_mode = st.st_mode & 07777;
 		mode_changed = 1;
 		chmod(TWHEEL_DEVICE, 0666);
-		diag("device mode %o, set to 0666 for the test", saved_mode);
+		ksft_print_msg("device mode %o, set to 0666 for the test\n", saved_mode);
 	}
-	param_set(0, n);
+	module_param_set("max_user_entries", n);
 
 	/* A: N/2 waiting events in wheel 0, the rest live in wheel 1. */
 	agent_start(&a, UID_A);
@@ -268,66 +255,69 @@ int main(int argc, char **argv)
 	agent_do(&a, 'o', 1, 0, 0);
 	r1 = agent_do(&a, 'a', 0, half, 0);
 	seen = agent_do(&a, 'w', 0, half, 0).ok;
-	r2 = agent_do(&a, 'a', 1, n, 3600000 * MS);
-	r3 = agent_do(&a, 'a', 0, 1, 3600000 * MS);
-	diag("A: %lld added to wheel 0 (%d waiting), %lld of %llu to wheel 1 (then %d), one more to wheel 0: %d",
-	     r1.ok, seen, r2.ok, (unsigned long long)n, r2.err, r3.err);
+	r2 = agent_do(&a, 'a', 1, n, HOUR_NS);
+	r3 = agent_do(&a, 'a', 0, 1, HOUR_NS);
+	ksft_print_msg("A: %lld added to wheel 0 (%d waiting), %lld of %llu to wheel 1 (then %d), one more to wheel 0: %d\n",
+		       r1.ok, seen, r2.ok, (unsigned long long)n, r2.err, r3.err);
 	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
 	ua2 = fdinfo_of(a.pid, a.fd[1], "user_entries");
-	diag("root reads A's wheels: uid %lld and %lld, user_entries %lld and %lld",
-	     fdinfo_of(a.pid, a.fd[0], "uid"), fdinfo_of(a.pid, a.fd[1], "uid"), ua1, ua2);
+	ksft_print_msg("root reads A's wheels: uid %lld and %lld, user_entries %lld and %lld\n",
+		       fdinfo_of(a.pid, a.fd[0], "uid"), fdinfo_of(a.pid, a.fd[1], "uid"), ua1, ua2);
 	a_held = r1.ok == (long long)half && !r1.err && seen == (long long)half &&
 		 r2.ok == (long long)(n - half) && r2.err == -ENOSPC && r3.err == -ENOSPC &&
 		 ua1 == (long long)n && ua2 == (long long)n &&
 		 fdinfo_of(a.pid, a.fd[0], "uid") == UID_A;
-	tap_result(a_held, "user A holds exactly its limit of %llu across two wheels, waiting events included, then ENOSPC",
-		   (unsigned long long)n);
+	ksft_test_result(a_held,
+			 "user A holds exactly its limit of %llu across two wheels, waiting events included, then ENOSPC\n",
+			 (unsigned long long)n);
 
 	agent_do(&b, 'o', 0, 0, 0);
-	rb = agent_do(&b, 'a', 0, 10, 3600000 * MS);
+	rb = agent_do(&b, 'a', 0, 10, HOUR_NS);
 	ub = fdinfo_of(b.pid, b.fd[0], "user_entries");
-	diag("B: added %lld of 10 (%d); root reads uid %lld, user_entries %lld", rb.ok, rb.err,
-	     fdinfo_of(b.pid, b.fd[0], "uid"), ub);
+	ksft_print_msg("B: added %lld of 10 (%d); root reads uid %lld, user_entries %lld\n", rb.ok, rb.err,
+		       fdinfo_of(b.pid, b.fd[0], "uid"), ub);
 	b_ok = rb.ok == 10 && !rb.err && ub == 10 && fdinfo_of(b.pid, b.fd[0], "uid") == UID_B;
-	tap_result(b_ok, "user B adds while A is at its limit; root sees B's own count");
-	tap_result(fdinfo_of(a.pid, a.fd[1], "user_entries") == (long long)n,
-		   "A's count is untouched by B's");
+	ksft_test_result(b_ok, "user B adds while A is at its limit; root sees B's own count\n");
+	ksft_test_result(fdinfo_of(a.pid, a.fd[1], "user_entries") == (long long)n,
+			 "A's count is untouched by B's\n");
 
 	/* The global net: room for 5 more entries in the module, whoever asks. */
-	param_set(0, strtoull(saved_param[0], NULL, 10));
-	param_set(1, n + 10 + 5);
+	module_param_set("max_user_entries", saved_user);
+	module_param_set("max_entries_total", n + 10 + 5);
 	agent_start(&c, UID_C);
 	agent_do(&c, 'o', 0, 0, 0);
-	rc = agent_do(&c, 'a', 0, 20, 3600000 * MS);
-	diag("C, with max_entries_total = %llu: added %lld of 20, then %d",
-	     (unsigned long long)n + 15, rc.ok, rc.err);
-	tap_result(rc.ok == 5 && rc.err == -ENOSPC,
-		   "max_entries_total still caps all users together");
+	rc = agent_do(&c, 'a', 0, 20, HOUR_NS);
+	ksft_print_msg("C, with max_entries_total = %llu: added %lld of 20, then %d\n",
+		       (unsigned long long)n + 15, rc.ok, rc.err);
+	ksft_test_result(rc.ok == 5 && rc.err == -ENOSPC,
+			 "max_entries_total still caps all users together\n");
 	agent_end(&c);
-	param_set(1, strtoull(saved_param[1], NULL, 10));
-	param_set(0, n);
+	module_param_set("max_entries_total", saved_total);
+	module_param_set("max_user_entries", n);
 
 	/* A's count drops as its entries go. */
 	r1 = agent_do(&a, 'c', 1, 0, 0);
 	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
-	tap_result(!r1.err && ua1 == (long long)half,
-		   "closing a wheel gives its entries back to the user (%lld left)", ua1);
+	ksft_test_result(!r1.err && ua1 == (long long)half,
+			 "closing a wheel gives its entries back to the user (%lld left)\n", ua1);
 	r1 = agent_do(&a, 'r', 0, 0, 0);
 	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
-	tap_result(r1.ok == (long long)half && ua1 == 0,
-		   "reading the events gives them back (%lld read, %lld left)", r1.ok, ua1);
-	r1 = agent_do(&a, 'a', 0, n + 1, 3600000 * MS);
-	tap_result(r1.ok == (long long)n && r1.err == -ENOSPC,
-		   "A can add up to its limit again (%lld, then %d)", r1.ok, r1.err);
+	ksft_test_result(r1.ok == (long long)half && ua1 == 0,
+			 "reading the events gives them back (%lld read, %lld left)\n", r1.ok, ua1);
+	r1 = agent_do(&a, 'a', 0, n + 1, HOUR_NS);
+	ksft_test_result(r1.ok == (long long)n && r1.err == -ENOSPC,
+			 "A can add up to its limit again (%lld, then %d)\n", r1.ok, r1.err);
 	r1 = agent_do(&a, 'c', 0, 0, 0);
 	ub = fdinfo_of(b.pid, b.fd[0], "user_entries");
-	tap_result(!r1.err && ub == 10, "A's close leaves B's count alone (%lld)", ub);
+	ksft_test_result(!r1.err && ub == 10, "A's close leaves B's count alone (%lld)\n", ub);
 	agent_end(&a);
 	agent_end(&b);
 	restore();
-	tap_result(1, "module parameters restored");
+	ksft_test_result(module_param("max_user_entries", 0) == saved_user &&
+			 module_param("max_entries_total", 0) == saved_total,
+			 "module parameters restored\n");
 
 	printf("peruser: limit=%llu a_held=%s b_ok=%s\n", (unsigned long long)n,
 	       a_held ? "yes" : "no", b_ok ? "yes" : "no");
-	return tap_exit_code();
+	ksft_finished();
 }

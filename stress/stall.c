@@ -51,27 +51,26 @@
 #include <sys/mman.h>
 
 #include "gap.h"
+#include "kselftest.h"
 
-#define LIMIT_NS	(100 * MS)
+#define LIMIT_NS	(100 * NSEC_PER_MSEC)
 #define FILL_BATCH	65536
-#define PARAM_DIR	"/sys/module/twheel/parameters/"
 #define MAX_CPUS	64
 
-static const char *const params[] = { "max_user_entries", "max_entries_total" };
-static char saved_param[2][32];
+/* What the run changes, put back at exit and on SIGTERM. */
+static unsigned long long saved_user, saved_total;
+static int params_raised;
 static int offlined[MAX_CPUS], n_offlined;
 
-/* Put back what the run changed; async-signal-safe. */
 static void restore(void)
 {
 	char path[96];
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		if (!saved_param[i][0])
-			continue;
-		snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-		write_file(path, saved_param[i]);
+	if (params_raised) {
+		module_param_set("max_user_entries", saved_user);
+		module_param_set("max_entries_total", saved_total);
+		params_raised = 0;
 	}
 	for (i = 0; i < n_offlined; i++) {
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", offlined[i]);
@@ -87,17 +86,19 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-static int param_raise(int i, unsigned long long want)
+/* Raise the user and module entry limits to at least @want. */
+static int params_raise(unsigned long long want)
 {
-	char path[96], buf[32];
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", params[i]);
-	if (read_file(path, saved_param[i], sizeof(saved_param[i])) <= 0)
+	saved_user = module_param("max_user_entries", 0);
+	saved_total = module_param("max_entries_total", 0);
+	if (!saved_user || !saved_total)
 		return -1;
-	if (strtoull(saved_param[i], NULL, 10) >= want)
-		return 0;
-	snprintf(buf, sizeof(buf), "%llu", want);
-	return write_file(path, buf);
+	params_raised = 1;
+	if (saved_user < want && module_param_set("max_user_entries", want))
+		return -1;
+	if (saved_total < want && module_param_set("max_entries_total", want))
+		return -1;
+	return 0;
 }
 
 /* Take every CPU but CPU 0 offline; how many CPUs stay online. */
@@ -150,14 +151,14 @@ struct window {
 static void window_open(struct window *win)
 {
 	gap_open(watch, 1);
-	win->t0 = now_ns();
+	win->t0 = mono_ns();
 	win->cpu0 = cpu_ns();
 }
 
 static void window_close(struct window *win)
 {
 	win->cpu_ns = cpu_ns() - win->cpu0;
-	win->wall_ns = now_ns() - win->t0;
+	win->wall_ns = mono_ns() - win->t0;
 	gap_close(watch, 1, &win->gap);
 }
 
@@ -177,19 +178,19 @@ static struct {
 
 static int func_ok = 1;		/* every functional check so far passed */
 
-static void check(int pass, const char *fmt, ...)
+/* A functional check: only a failure is said, as a "#" line. */
+static __attribute__((format(printf, 2, 3))) void check(int pass, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
 	if (pass)
 		return;
 	func_ok = 0;
-	fputs("# FAILED: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
+	ksft_print_msg("FAILED: %s\n", msg);
 }
 
 static uint64_t path_figure(int p)
@@ -206,13 +207,13 @@ static void record(int p, uint64_t n, const struct window *win, uint64_t work_ns
 {
 	const struct gap_result *g = &win->gap;
 
-	diag("%s: attempt %d: max runq %.1f ms; longest gap %.1f ms (%.1f ms of it on the runqueue), %llu gaps >= 1 ms, window %.2f s, watcher ran %.2f s",
-	     path_name[p], paths[p].attempts + 1, g->max_runq_ns / 1e6, g->max_gap_ns / 1e6,
-	     g->max_gap_runq_ns / 1e6, (unsigned long long)g->gaps, win->wall_ns / 1e9,
-	     g->run_ns / 1e9);
+	ksft_print_msg("%s: attempt %d: max runq %.1f ms; longest gap %.1f ms (%.1f ms of it on the runqueue), %llu gaps >= 1 ms, window %.2f s, watcher ran %.2f s\n",
+		       path_name[p], paths[p].attempts + 1, g->max_runq_ns / 1e6, g->max_gap_ns / 1e6,
+		       g->max_gap_runq_ns / 1e6, (unsigned long long)g->gaps, win->wall_ns / 1e9,
+		       g->run_ns / 1e9);
 	if (n)
-		diag("cost: path=%s n=%llu cpu_s=%.2f ns_per_entry=%.0f", path_name[p],
-		     (unsigned long long)n, work_ns / 1e9, (double)work_ns / n);
+		ksft_print_msg("cost: path=%s n=%llu cpu_s=%.2f ns_per_entry=%.0f\n", path_name[p],
+			       (unsigned long long)n, work_ns / 1e9, (double)work_ns / n);
 	if (paths[p].attempts < 4)
 		paths[p].runq_ns[paths[p].attempts] = g->max_runq_ns;
 	if (!paths[p].attempts++ || g->max_runq_ns < path_figure(p)) {
@@ -231,7 +232,7 @@ static void path_result(int p)
 	int i;
 
 	if (!paths[p].attempts) {
-		tap_result(0, "%s: not measured", path_name[p]);
+		ksft_test_result(0, "%s: not measured\n", path_name[p]);
 		return;
 	}
 	printf("stall: path=%s n=%llu max_ms=%.1f\n", path_name[p],
@@ -240,9 +241,10 @@ static void path_result(int p)
 	for (i = 0; i < paths[p].attempts && i < 4; i++)
 		printf(" %.1f", paths[p].runq_ns[i] / 1e6);
 	printf(" ms\n");
-	tap_result(path_figure(p) <= LIMIT_NS,
-		   "%s: no runnable thread kept out over %llu ms (best of %d)", path_name[p],
-		   LIMIT_NS / MS, paths[p].attempts);
+	fflush(stdout);
+	ksft_test_result(path_figure(p) <= LIMIT_NS,
+			 "%s: no runnable thread kept out over %llu ms (best of %d)\n", path_name[p],
+			 LIMIT_NS / NSEC_PER_MSEC, paths[p].attempts);
 }
 
 /* Ids spread over the whole u64 range, all distinct. */
@@ -257,7 +259,7 @@ static void ops_fill(struct twheel_op *ops, uint64_t first, uint32_t n, uint32_t
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		tw_op_init(&ops[i], code, id_of(first + i), flags, t);
+		op_init(&ops[i], code, id_of(first + i), flags, t);
 }
 
 /* Add ids [@from, @to) in batches; 0 or the first failure. */
@@ -267,8 +269,8 @@ static long fill(int fd, struct twheel_op *ops, uint64_t from, uint64_t to)
 		uint32_t n = to - from < FILL_BATCH ? to - from : FILL_BATCH, i;
 		long r;
 
-		ops_fill(ops, from, n, TWHEEL_OP_ADD, TWHEEL_OPF_TIMEOUT, 3600000 * MS);
-		r = tw_batch(fd, ops, n);
+		ops_fill(ops, from, n, TWHEEL_OP_ADD, TWHEEL_OPF_TIMEOUT, 3600 * NSEC_PER_SEC);
+		r = twheel_batch(fd, ops, n);
 		if (r != n)
 			return r < 0 ? r : -EINTR;
 		for (i = 0; i < n; i++)
@@ -286,8 +288,8 @@ static void path_baseline(void)
 	uint64_t end;
 
 	window_open(&win);
-	end = now_ns() + 2000 * MS;
-	while (now_ns() < end)
+	end = mono_ns() + 2 * NSEC_PER_SEC;
+	while (mono_ns() < end)
 		spin++;
 	window_close(&win);
 	record(P_BASELINE, 0, &win, 0);
@@ -310,8 +312,8 @@ static void paths_million(uint64_t n)
 		goto out;
 	/* Touched now: the read must not fault pages in, nor the watcher. */
 	memset(ev, 0, ev_bytes);
-	fd = tw_open(O_CLOEXEC, 10 * MS, 3600000 * MS, 0);
-	probe = tw_open(O_CLOEXEC, 10 * MS, 3600000 * MS, 0);
+	fd = wheel_new(O_CLOEXEC, 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
+	probe = wheel_new(O_CLOEXEC, 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
 	check(fd >= 0 && probe >= 0, "open: %s", strerror(-(fd < 0 ? fd : probe)));
 	if (fd < 0 || probe < 0)
 		goto out;
@@ -323,17 +325,17 @@ static void paths_million(uint64_t n)
 	 */
 	ops_fill(ops, n, n / 16, TWHEEL_OP_ADD, 0, 0);
 	window_open(&win);
-	r = tw_batch(probe, ops, n / 16);
+	r = twheel_batch(probe, ops, n / 16);
 	window_close(&win);
 	est = win.wall_ns * 16;
 	check(r == (long)(n / 16), "probe batch of %llu adds: %ld", (unsigned long long)n / 16, r);
 	if (r != (long)(n / 16))
 		goto out;
-	deadline = now_ns() + 2 * est + 3000 * MS;
+	deadline = mono_ns() + 2 * est + 3 * NSEC_PER_SEC;
 	ops_fill(ops, 0, n, TWHEEL_OP_ADD, TWHEEL_OPF_ABSTIME, deadline);
 
 	window_open(&win);
-	r = tw_batch(fd, ops, n);
+	r = twheel_batch(fd, ops, n);
 	window_close(&win);
 	for (i = 0; r == (long)n && i < n; i++)
 		if (ops[i].result)
@@ -342,15 +344,15 @@ static void paths_million(uint64_t n)
 	if (r != (long)n)
 		goto out;
 	record(P_BATCH, n, &win, win.cpu_ns);
-	if (now_ns() > deadline)
-		diag("the batch ended %.1f s after the deadline", (now_ns() - deadline) / 1e9);
+	if (mono_ns() > deadline)
+		ksft_print_msg("the batch ended %.1f s after the deadline\n", (mono_ns() - deadline) / 1e9);
 
 	/* The cascade starts up to 64 ticks before the deadline: watch from now. */
 	window_open(&exp);
 	while (fdinfo_get(fd, "events_waiting") < (long long)n &&
-	       now_ns() < deadline + 600000 * MS)
-		sleep_ns(20 * MS);
-	done_at = now_ns();
+	       mono_ns() < deadline + 600 * NSEC_PER_SEC)
+		sleep_ns(20 * NSEC_PER_MSEC);
+	done_at = mono_ns();
 	window_close(&exp);
 
 	window_open(&win);
@@ -366,8 +368,8 @@ static void paths_million(uint64_t n)
 	      (unsigned long long)n, (unsigned long long)on_tick);
 	/* The kworker's time is what the window left to others than us two. */
 	record(P_EXPIRE, on_tick, &exp, exp.wall_ns - exp.gap.run_ns - exp.cpu_ns);
-	diag("expire: all expired %.2f s after the deadline (polled every 20 ms)",
-	     ((int64_t)(done_at - deadline)) / 1e9);
+	ksft_print_msg("expire: all expired %.2f s after the deadline (polled every 20 ms)\n",
+		       ((int64_t)(done_at - deadline)) / 1e9);
 	record(P_READ, n, &win, win.cpu_ns);
 
 	/*
@@ -380,7 +382,7 @@ static void paths_million(uint64_t n)
 		queries = n;
 	ops_fill(ops, 0, queries, TWHEEL_OP_QUERY, 0, 0);
 	window_open(&win);
-	r = tw_batch(fd, ops, queries);
+	r = twheel_batch(fd, ops, queries);
 	window_close(&win);
 	check(r == (long)queries, "batch of %llu queries: %ld", (unsigned long long)queries, r);
 	record(P_SHRINK, n, &win, win.cpu_ns);
@@ -421,13 +423,13 @@ static int paths_close(uint64_t n)
 		grow_end = n;
 
 	avail0 = meminfo("MemAvailable:");
-	fd = tw_open(O_CLOEXEC, 10 * MS, 3600000 * MS, 0);
+	fd = wheel_new(O_CLOEXEC, 10 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC, 0);
 	check(fd >= 0, "open: %s", strerror(-fd));
 	if (fd < 0) {
 		free(ops);
 		return 0;
 	}
-	t = now_ns();
+	t = mono_ns();
 	r = fill(fd, ops, 0, grow_at - 64);
 	if (!r) {
 		window_open(&win);
@@ -444,7 +446,7 @@ static int paths_close(uint64_t n)
 		free(ops);
 		return 0;
 	}
-	diag("close: filled with %llu ids in %.1f s", (unsigned long long)n, (now_ns() - t) / 1e9);
+	ksft_print_msg("close: filled with %llu ids in %.1f s\n", (unsigned long long)n, (mono_ns() - t) / 1e9);
 	avail_full = meminfo("MemAvailable:");
 
 	window_open(&win);
@@ -452,8 +454,8 @@ static int paths_close(uint64_t n)
 	window_close(&win);
 	avail_after = meminfo("MemAvailable:");
 	record(P_CLOSE, n, &win, win.cpu_ns);
-	diag("close: MemAvailable %lld MiB before the fill, %lld full, %lld after the close",
-	     avail0 >> 20, avail_full >> 20, avail_after >> 20);
+	ksft_print_msg("close: MemAvailable %lld MiB before the fill, %lld full, %lld after the close\n",
+		       avail0 >> 20, avail_full >> 20, avail_after >> 20);
 	free(ops);
 	/* Slab keeps a few partial pages per cache: 16 MiB of slack. */
 	return avail_after >= avail0 - (16LL << 20);
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
 	uint64_t n = 1 << 20, n_close = 1 << 24, avail;
 	int cpus[1] = { 0 }, online, attempt, mem_back = 0, p;
 
-	debug = !access("/proc/lockdep", F_OK);
+	debug = debug_kernel();
 	if (debug) {
 		n >>= 4;
 		n_close >>= 4;
@@ -475,26 +477,27 @@ int main(int argc, char **argv)
 		n_close >>= 1;
 	n_close = arg_or_env(argc, argv, "TWHEEL_STALL_CLOSE_IDS", n_close);
 
-	tap_plan(n_close ? 9 : 6);
-	diag("1-CPU guest; a path fails if it keeps the busy thread, runnable, out for over %llu ms in each of its attempts",
-	     LIMIT_NS / MS);
-	diag("a gap: the busy thread did not run; its runq part: it waited runnable while the guest ran another task (slices of a few 4 ms ticks are normal); the rest: interrupts or the host not running the vCPU (none under QEMU -icount, where guest time counts instructions)");
-	if (debug)
-		diag("debug kernel (/proc/lockdep): sizes cut by 16");
-
+	ksft_print_header();
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	atexit(restore);
 	online = one_cpu();
 	if (online != 1) {
 		restore();
-		tap_skip_all("cannot take CPUs offline: run in a 1-CPU guest (vm/run.sh --cpus 1)");
+		ksft_exit_skip("cannot take CPUs offline: run in a 1-CPU guest (vm/run.sh --cpus 1)\n");
 	}
-	diag("CPUs taken offline for the run: %d", n_offlined);
-	if (param_raise(0, n + n_close + 65536) || param_raise(1, n + n_close + 65536))
-		tap_skip_all("cannot raise the module's entry limits");
+	if (params_raise(n + n_close + 65536))
+		ksft_exit_skip("cannot raise the module's entry limits\n");
 	if (gap_start(watch, cpus, 1))
-		tap_skip_all("cannot start the watcher thread");
+		ksft_exit_skip("cannot start the watcher thread\n");
+	ksft_set_plan(n_close ? 9 : 6);
+	ksft_print_msg("1-CPU guest; a path fails if it keeps the busy thread, runnable, out for over %llu ms in each of its attempts\n",
+		       LIMIT_NS / NSEC_PER_MSEC);
+	ksft_print_msg("a gap: the busy thread did not run; its runq part: it waited runnable while the guest ran another task (slices of a few 4 ms ticks are normal); the rest: interrupts or the host not running the vCPU (none under QEMU -icount, where guest time counts instructions)\n");
+	if (debug)
+		ksft_print_msg("debug kernel (/proc/lockdep): sizes cut by 16\n");
+
+	ksft_print_msg("CPUs taken offline for the run: %d\n", n_offlined);
 
 	/*
 	 * A stretch the kernel cannot be preempted in comes back in every
@@ -519,9 +522,9 @@ int main(int argc, char **argv)
 	for (p = 0; p < NR_PATHS; p++)
 		if (n_close || (p != P_GROW && p != P_CLOSE))
 			path_result(p);
-	tap_result(func_ok, "every batch, read and fill did what it was asked");
+	ksft_test_result(func_ok, "every batch, read and fill did what it was asked\n");
 	if (n_close)
-		tap_result(mem_back, "close: the memory of a %llu-id wheel came back",
-			   (unsigned long long)n_close);
-	return tap_exit_code();
+		ksft_test_result(mem_back, "close: the memory of a %llu-id wheel came back\n",
+				 (unsigned long long)n_close);
+	ksft_finished();
 }
