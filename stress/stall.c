@@ -27,14 +27,19 @@
  * something else; the longest raw gap is printed beside it. The driver
  * and the busy thread share the CPU as intended, so every window has
  * gaps of a few scheduler slices (ticks of 4 ms on Debian's HZ=250); a
- * stretch the kernel cannot be preempted in adds to them. It fails over
- * 100 ms in every attempt: a loaded host stops the vCPU for 100-900 ms
- * now and then, which lands in the runq part when another guest task
- * held the CPU, so the 1M paths are tried up to 3 times and the big
- * wheel twice while any is over, and the best attempt counts. Under
- * QEMU's -icount, guest time counts instructions (1 ns each at shift 0)
- * and the host's steal disappears: one attempt is then exact, and a
- * path's CPU cost is its instruction count, the base of the native
+ * stretch the kernel cannot be preempted in adds to them.
+ *
+ * A loaded host stops the vCPU for 100 ms to 2 s now and then, which
+ * lands in the runq part when another guest task held the CPU. So the
+ * 1M paths are tried up to 3 times and the big wheel twice while any is
+ * over the limit, and the best attempt counts; and the limit is 100 ms,
+ * or 3 times the worst baseline (where nothing but the busy thread and
+ * a spinning driver run) when the host made that worse, which the
+ * output says. A stretch of the old kernel (seconds for a close or a
+ * flooded expiry) still fails. Under QEMU's -icount, guest time counts
+ * instructions (1 ns each at shift 0) and the host's steal disappears:
+ * the baseline is a tick or two, the limit 100 ms, one attempt exact,
+ * and a path's CPU cost its instruction count, the base of the native
  * estimate.
  *
  *   stall [CLOSE_IDS]		(default 16M with 4 GiB of guest memory, less
@@ -222,9 +227,25 @@ static void record(int p, uint64_t n, const struct window *win, uint64_t work_ns
 	}
 }
 
+/*
+ * The limit: 100 ms, or 3 times the worst baseline if the host made
+ * that worse, since its steal lands in every window alike. Under
+ * -icount, or on a quiet host, the baseline is a few ticks.
+ */
+static uint64_t limit_ns(void)
+{
+	uint64_t worst = 0;
+	int i;
+
+	for (i = 0; i < paths[P_BASELINE].attempts && i < 4; i++)
+		if (paths[P_BASELINE].runq_ns[i] > worst)
+			worst = paths[P_BASELINE].runq_ns[i];
+	return 3 * worst > LIMIT_NS ? 3 * worst : LIMIT_NS;
+}
+
 static int path_over(int p)
 {
-	return paths[p].attempts && path_figure(p) > LIMIT_NS;
+	return paths[p].attempts && path_figure(p) > limit_ns();
 }
 
 static void path_result(int p)
@@ -242,9 +263,15 @@ static void path_result(int p)
 		printf(" %.1f", paths[p].runq_ns[i] / 1e6);
 	printf(" ms\n");
 	fflush(stdout);
-	ksft_test_result(path_figure(p) <= LIMIT_NS,
+	if (p == P_BASELINE) {
+		ksft_test_result_pass("baseline: %.1f ms, the limit is %llu ms (best of %d)\n",
+				      path_figure(p) / 1e6, limit_ns() / NSEC_PER_MSEC,
+				      paths[p].attempts);
+		return;
+	}
+	ksft_test_result(path_figure(p) <= limit_ns(),
 			 "%s: no runnable thread kept out over %llu ms (best of %d)\n", path_name[p],
-			 LIMIT_NS / NSEC_PER_MSEC, paths[p].attempts);
+			 limit_ns() / NSEC_PER_MSEC, paths[p].attempts);
 }
 
 /* Ids spread over the whole u64 range, all distinct. */
@@ -288,20 +315,25 @@ static void path_baseline(void)
 	uint64_t end;
 
 	window_open(&win);
-	end = mono_ns() + 2 * NSEC_PER_SEC;
+	end = mono_ns() + 3 * NSEC_PER_SEC;
 	while (mono_ns() < end)
 		spin++;
 	window_close(&win);
 	record(P_BASELINE, 0, &win, 0);
 }
 
-/* batch, expire, read and shrink, on one wheel of @n ids. */
-static void paths_million(uint64_t n)
+/*
+ * batch, expire, read and shrink, on one wheel of @n ids; whether all
+ * of them expired on one tick (the batch ended before their deadline,
+ * which is @margin times its estimated length away).
+ */
+static int paths_million(uint64_t n, unsigned int margin)
 {
 	size_t ops_bytes = n * sizeof(struct twheel_op), ev_bytes = n * sizeof(struct twheel_event);
 	struct twheel_op *ops = malloc(ops_bytes);
 	struct twheel_event *ev = malloc(ev_bytes);
 	uint64_t est, deadline, done_at, on_tick = 0, i, queries;
+	int one_tick = 0;
 	struct window win, exp;
 	int fd = -1, probe = -1;
 	ssize_t got;
@@ -321,7 +353,7 @@ static void paths_million(uint64_t n)
 	/*
 	 * All n ids must be in before their common deadline: time a 16th of
 	 * them, sharing the CPU with the watcher as the batch will, and
-	 * leave twice the estimate plus 3 s.
+	 * leave @margin times the estimate plus 3 s.
 	 */
 	ops_fill(ops, n, n / 16, TWHEEL_OP_ADD, 0, 0);
 	window_open(&win);
@@ -331,7 +363,7 @@ static void paths_million(uint64_t n)
 	check(r == (long)(n / 16), "probe batch of %llu adds: %ld", (unsigned long long)n / 16, r);
 	if (r != (long)(n / 16))
 		goto out;
-	deadline = mono_ns() + 2 * est + 3 * NSEC_PER_SEC;
+	deadline = mono_ns() + margin * est + 3 * NSEC_PER_SEC;
 	ops_fill(ops, 0, n, TWHEEL_OP_ADD, TWHEEL_OPF_ABSTIME, deadline);
 
 	window_open(&win);
@@ -364,10 +396,11 @@ static void paths_million(uint64_t n)
 		goto out;
 	for (i = 0; i < n; i++)
 		on_tick += ev[i].deadline_ns == ev[0].deadline_ns;
-	check(on_tick == n, "all %llu events due on one tick (%llu are)",
-	      (unsigned long long)n, (unsigned long long)on_tick);
+	if (on_tick != n)
+		ksft_print_msg("expire: only %llu of %llu events due on one tick: the batch outlasted the deadline\n",
+			       (unsigned long long)on_tick, (unsigned long long)n);
 	/* The kworker's time is what the window left to others than us two. */
-	record(P_EXPIRE, on_tick, &exp, exp.wall_ns - exp.gap.run_ns - exp.cpu_ns);
+	record(P_EXPIRE, n, &exp, exp.wall_ns - exp.gap.run_ns - exp.cpu_ns);
 	ksft_print_msg("expire: all expired %.2f s after the deadline (polled every 20 ms)\n",
 		       ((int64_t)(done_at - deadline)) / 1e9);
 	record(P_READ, n, &win, win.cpu_ns);
@@ -386,6 +419,7 @@ static void paths_million(uint64_t n)
 	window_close(&win);
 	check(r == (long)queries, "batch of %llu queries: %ld", (unsigned long long)queries, r);
 	record(P_SHRINK, n, &win, win.cpu_ns);
+	one_tick = on_tick == n;
 out:
 	if (probe >= 0)
 		close(probe);
@@ -393,6 +427,7 @@ out:
 		close(fd);
 	free(ops);
 	free(ev);
+	return one_tick;
 }
 
 /* grow and close, on one wheel filled to @n ids; whether the memory came back. */
@@ -464,7 +499,8 @@ static int paths_close(uint64_t n)
 int main(int argc, char **argv)
 {
 	uint64_t n = 1 << 20, n_close = 1 << 24, avail;
-	int cpus[1] = { 0 }, online, attempt, mem_back = 0, p;
+	int cpus[1] = { 0 }, online, attempt, mem_back = 0, p, one_tick = 0;
+	unsigned int margin;
 
 	debug = debug_kernel();
 	if (debug) {
@@ -491,7 +527,7 @@ int main(int argc, char **argv)
 	if (gap_start(watch, cpus, 1))
 		ksft_exit_skip("cannot start the watcher thread\n");
 	ksft_set_plan(n_close ? 9 : 6);
-	ksft_print_msg("1-CPU guest; a path fails if it keeps the busy thread, runnable, out for over %llu ms in each of its attempts\n",
+	ksft_print_msg("1-CPU guest; a path fails if it keeps the busy thread, runnable, out for over %llu ms (or 3 times the worst baseline, if the host steals more) in each of its attempts\n",
 		       LIMIT_NS / NSEC_PER_MSEC);
 	ksft_print_msg("a gap: the busy thread did not run; its runq part: it waited runnable while the guest ran another task (slices of a few 4 ms ticks are normal); the rest: interrupts or the host not running the vCPU (none under QEMU -icount, where guest time counts instructions)\n");
 	if (debug)
@@ -502,15 +538,20 @@ int main(int argc, char **argv)
 	/*
 	 * A stretch the kernel cannot be preempted in comes back in every
 	 * attempt; the host's steal does not. Attempts stop when every path
-	 * is within the limit: up to 3 of the 1M paths, 2 of the big wheel.
+	 * is within the limit: up to 3 of the 1M paths (each with a baseline
+	 * first, and a later deadline if the batch outlasted it), 2 of the
+	 * big wheel.
 	 */
-	for (attempt = 0; attempt < 3; attempt++) {
-		if (attempt && !path_over(P_BASELINE) && !path_over(P_BATCH) &&
-		    !path_over(P_EXPIRE) && !path_over(P_READ) && !path_over(P_SHRINK))
+	for (attempt = 0, margin = 2; attempt < 3; attempt++) {
+		if (attempt && one_tick && !path_over(P_BATCH) && !path_over(P_EXPIRE) &&
+		    !path_over(P_READ) && !path_over(P_SHRINK))
 			break;
 		path_baseline();
-		paths_million(n);
+		one_tick = paths_million(n, margin);
+		if (!one_tick)
+			margin *= 3;
 	}
+	check(one_tick, "1M ids due on one tick: the batch outlasted their deadline in every attempt");
 	for (attempt = 0; n_close && attempt < 2; attempt++) {
 		if (attempt && !path_over(P_GROW) && !path_over(P_CLOSE))
 			break;
