@@ -6,15 +6,20 @@
 #                on Debian 6.1, Debian 6.12 and a debug 6.12 kernel
 # Both install what they need (scripts/setup.sh) on a Debian 12 machine.
 #
-# On a server: make && sudo make install && sudo modprobe twheel
+# On a server, the Debian packages (README, "Install on a server"):
+#   make deb           out/deb/twheel-dkms_*.deb, libtwheel1_*, libtwheel-dev_*, twheel-tools_*
+#   make server-test   install them in a Debian 12 VM, reboot, upgrade its kernel
+# or by hand: make && sudo make install && sudo modprobe twheel
 
+VERSION	:= $(shell cat VERSION)
 KVER	?= $(shell uname -r)
 KDIR	?= /lib/modules/$(KVER)/build
 PREFIX	?= /usr/local
 DESTDIR	?=
 
 .PHONY: all module lib clean install demo check core-test fuzz-core \
-	fuzz-core-long bench-core bench-dev selftests setup
+	fuzz-core-long bench-core bench-dev selftests setup \
+	deb dkms-src server-test readme-test
 
 all: module lib
 
@@ -51,6 +56,32 @@ demo:
 check:
 	./scripts/check.sh
 
+# The Debian packages, built with dpkg-buildpackage in out/deb (see
+# debian/build-debs.sh); lintian errors fail it.
+deb:
+	./scripts/setup-packaging.sh deb
+	./debian/build-debs.sh
+
+# The packages installed, rebooted, upgraded and removed on a Debian 12
+# server in a VM (server/README.md).
+server-test: deb
+	./scripts/setup-packaging.sh server
+	./server/run.sh --debs out/deb
+
+# The README's library example, compiled as it stands.
+readme-test: lib
+	./tests/readme-example.sh
+
+# The module's source as DKMS wants it, in $(DESTDIR)/usr/src/twheel-VERSION:
+# sudo make dkms-src && sudo dkms install twheel/$(VERSION)
+DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
+dkms-src:
+	install -d $(DKMS_SRC)
+	install -m 644 Kbuild VERSION $(DKMS_SRC)/
+	find kmod uapi -type f \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c' \
+		-exec install -D -m 644 {} $(DKMS_SRC)/{} \;
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KVER)
@@ -64,3 +95,4 @@ clean:
 	$(MAKE) -C stress clean
 	$(MAKE) -C demo clean
 	$(MAKE) -C bench clean
+	rm -rf out/deb

@@ -73,6 +73,8 @@
 #define TWHEEL_ADVANCE_BUDGET	4096
 /* Operations of a batch copied in and out at a time (on the stack). */
 #define TWHEEL_BATCH_CHUNK	16
+/* Ids of TWHEEL_IOC_REFRESH copied in at a time, and failures out (stack). */
+#define TWHEEL_REFRESH_CHUNK	32
 /* Events copied out at a time by read(2) (on the stack). */
 #define TWHEEL_READ_CHUNK	16
 /* Entries release frees between two chances to reschedule. */
@@ -112,6 +114,10 @@ static atomic64_t twheel_serial = ATOMIC64_INIT(0);
  * @timeout_ns:	what a touch re-arms the id with: the timeout of its last
  *		ADD or REFRESH (the default if that carried a deadline).
  * @armed_ns:	when its deadline was last set; stamps up to it are no touch.
+ * @seen:	the last stamp that counted, or the one in the slot when the
+ *		id was bound to it: a stamp counts once, so neither a stale
+ *		stamp of a slot's previous id nor a time from the future left
+ *		in the slot keeps the id alive more than one timeout.
  * @slot:	its touch slot, or TWHEEL_SLOT_NONE.
  *
  * Every entry of such a wheel is one, bound or not. Under the wheel's lock.
@@ -120,6 +126,7 @@ struct twheel_touch_entry {
 	struct tw_entry e;
 	u64 timeout_ns;
 	u64 armed_ns;
+	u64 seen;
 	u32 slot;
 };
 
@@ -370,8 +377,9 @@ static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns
 	if (te->slot == TWHEEL_SLOT_NONE)
 		return false;
 	touched = twheel_touch_read(&ctx->touch, te->slot);
-	if (touched <= te->armed_ns)
+	if (touched <= te->armed_ns || touched == te->seen)
 		return false;
+	te->seen = touched;
 	touched = min(touched, now_ns);
 	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
 	if (!tw_after(tick, w->clk))
@@ -447,7 +455,7 @@ static ktime_t twheel_present(struct twheel_ctx *ctx)
 static int twheel_open(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx;
-	siphash_key_t key;
+	hsiphash_key_t key;
 
 	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!ctx)
@@ -671,49 +679,93 @@ static void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
 	struct twheel_touch_entry *te = twheel_touch_entry(e);
 
 	te->timeout_ns = op->flags & TWHEEL_OPF_ABSTIME ? ctx->default_timeout_ns : timeout;
-	/* Stamps up to now, an old id's in a reused slot too, are no touch. */
+	/* Stamps up to now are no touch; nor what a slot holds at binding. */
 	te->armed_ns = ktime_to_ns(now);
-	if (op->flags & TWHEEL_OPF_TOUCH)
+	if (op->flags & TWHEEL_OPF_TOUCH) {
 		te->slot = op->slot;
+		if (op->slot != TWHEEL_SLOT_NONE)
+			te->seen = twheel_touch_read(&ctx->touch, op->slot);
+	}
+}
+
+/*
+ * Where an ADD or REFRESH like @op, applied at @now, puts its id: the
+ * deadline's tick, and the timeout a touch re-arms it with. -EINVAL for
+ * an absolute deadline further ahead than the longest timeout.
+ */
+static int twheel_op_tick(const struct twheel_ctx *ctx, const struct twheel_op *op,
+			  ktime_t now, u64 *tick, u64 *timeout)
+{
+	if (op->flags & TWHEEL_OPF_ABSTIME) {
+		if (op->timeout_ns > ktime_to_ns(now) &&
+		    op->timeout_ns - ktime_to_ns(now) > ctx->max_timeout_ns)
+			return -EINVAL;
+		*tick = twheel_abs_tick(ctx, now, op->timeout_ns);
+		*timeout = ctx->default_timeout_ns;
+	} else {
+		*timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns
+							  : ctx->default_timeout_ns;
+		*tick = twheel_deadline_tick(ctx, now, *timeout);
+	}
+	return 0;
+}
+
+/*
+ * REFRESH of @id to @tick, with the flags and slot of @op: re-arm it, or
+ * add it if @op says so. 0 with the entry in *@out, or -ENOENT, or the
+ * add's error. Under ctx->lock.
+ */
+static int twheel_refresh_locked(struct twheel_ctx *ctx, const struct twheel_op *op,
+				 u64 id, u64 tick, u64 timeout, ktime_t now,
+				 struct tw_entry **out)
+{
+	struct tw_entry *e = tw_lookup(&ctx->wheel, id);
+	int ret;
+
+	if (e) {
+		tw_rearm(&ctx->wheel, e, tick);
+	} else if (op->flags & TWHEEL_OPF_ADD_IF_ABSENT) {
+		ret = twheel_add_locked(ctx, id, tick, &e);
+		if (ret)
+			return ret;
+	} else {
+		return -ENOENT;
+	}
+	if (ctx->touch.slots)
+		twheel_touch_armed(ctx, e, op, now, timeout);
+	*out = e;
+	return 0;
 }
 
 /* Apply one checked operation. Fills the op's out fields. */
 static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
 {
 	struct tw_wheel *w = &ctx->wheel;
-	struct tw_entry *e;
+	struct tw_entry *e = NULL;
 	u64 timeout = 0, tick = 0, deadline;
-	int ret = 0;
+	int ret;
 
 	lockdep_assert_held(&ctx->lock);
-	if (op->flags & TWHEEL_OPF_ABSTIME) {
-		if (op->timeout_ns > ktime_to_ns(now) &&
-		    op->timeout_ns - ktime_to_ns(now) > ctx->max_timeout_ns) {
-			ret = -EINVAL;
-			goto out;
-		}
-		tick = twheel_abs_tick(ctx, now, op->timeout_ns);
-	} else {
-		timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns
-							 : ctx->default_timeout_ns;
-		tick = twheel_deadline_tick(ctx, now, timeout);
-	}
-	e = tw_lookup(w, op->id);
+	ret = twheel_op_tick(ctx, op, now, &tick, &timeout);
+	if (ret)
+		goto out;
 
 	switch (op->op) {
 	case TWHEEL_OP_ADD:
-		ret = e ? -EEXIST : twheel_add_locked(ctx, op->id, tick, &e);
+		if (tw_lookup(w, op->id)) {
+			ret = -EEXIST;
+			break;
+		}
+		ret = twheel_add_locked(ctx, op->id, tick, &e);
+		if (!ret && ctx->touch.slots)
+			twheel_touch_armed(ctx, e, op, now, timeout);
 		break;
 	case TWHEEL_OP_REFRESH:
-		if (e)
-			tw_rearm(w, e, tick);
-		else if (op->flags & TWHEEL_OPF_ADD_IF_ABSENT)
-			ret = twheel_add_locked(ctx, op->id, tick, &e);
-		else
-			ret = -ENOENT;
+		ret = twheel_refresh_locked(ctx, op, op->id, tick, timeout, now, &e);
 		break;
 	case TWHEEL_OP_CANCEL:
 	case TWHEEL_OP_QUERY:
+		e = tw_lookup(w, op->id);
 		if (!e)
 			ret = -ENOENT;
 		break;
@@ -725,8 +777,6 @@ out:
 	if (ret)
 		return;
 
-	if (ctx->touch.slots && (op->op == TWHEEL_OP_ADD || op->op == TWHEEL_OP_REFRESH))
-		twheel_touch_armed(ctx, e, op, now, timeout);
 	deadline = twheel_tick_to_ns(ctx, e->expires);
 	op->deadline_ns = deadline;
 	if (deadline > ktime_to_ns(now))
@@ -755,31 +805,55 @@ static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t 
 /* Apply @n operations, each filling its out fields, under one lock hold. */
 static void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
 {
+	bool placed = false;
 	unsigned int i;
 	ktime_t now;
 
 	mutex_lock(&ctx->lock);
 	twheel_index_prepare(ctx);
 	now = twheel_present(ctx);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		twheel_op_one(ctx, &ops[i], now);
-	twheel_arm(ctx);
+		placed |= !ops[i].result && (ops[i].op == TWHEEL_OP_ADD ||
+					     ops[i].op == TWHEEL_OP_REFRESH);
+	}
+	/* Only a deadline placed can make the next event earlier. */
+	if (placed)
+		twheel_arm(ctx);
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
+}
+
+/*
+ * Learn that @len bytes at @p, within two pages, can be written, by
+ * writing their first and last bytes: @val_first and @val_last, what the
+ * caller read there (or anything, for room that is output only).
+ */
+static int twheel_probe_user(void __user *p, size_t len, u8 val_first, u8 val_last)
+{
+	u8 __user *b = p;
+
+	if (put_user(val_first, b) || put_user(val_last, b + len - 1))
+		return -EFAULT;
+	return 0;
 }
 
 static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop)
 {
 	struct twheel_op op;
+	const u8 *raw = (const u8 *)&op;
 
+	BUILD_BUG_ON(sizeof(op) > PAGE_SIZE);
 	if (copy_from_user(&op, uop, sizeof(op)))
 		return -EFAULT;
 	/* The result must be writable before the operation is applied. */
-	if (copy_to_user(uop, &op, sizeof(op)))
+	if (twheel_probe_user(uop, sizeof(op), raw[0], raw[sizeof(op) - 1]))
 		return -EFAULT;
 	twheel_apply(ctx, &op, 1);
-	/* Fails only if another thread unmapped it meanwhile; then it is applied. */
-	if (copy_to_user(uop, &op, sizeof(op)))
+	/* Only the out fields; fails only if another thread unmapped them. */
+	if (copy_to_user(&uop->deadline_ns, &op.deadline_ns,
+			 sizeof(op.deadline_ns) + sizeof(op.remaining_ns)) ||
+	    put_user(op.result, &uop->result))
 		return -EFAULT;
 	return op.result;
 }
@@ -827,9 +901,100 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 	return done;
 }
 
-/* Fill @out from the core's entries. Under ctx->lock. */
+/*
+ * Apply @tmpl, a checked REFRESH, to each of @ids under one lock hold:
+ * one deadline for all of them. The ids that fail go to @failed; returns
+ * how many did.
+ */
+static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
+					 const u64 *ids, unsigned int n, u64 *failed)
+{
+	unsigned int i, nr_failed = 0;
+	u64 tick, timeout;
+	struct tw_entry *e;
+	int bad, ret;
+	ktime_t now;
+
+	mutex_lock(&ctx->lock);
+	twheel_index_prepare(ctx);
+	now = twheel_present(ctx);
+	bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
+	for (i = 0; i < n; i++) {
+		ret = bad ?: twheel_refresh_locked(ctx, tmpl, ids[i], tick, timeout, now, &e);
+		if (ret)
+			failed[nr_failed++] = ids[i];
+		if (trace_twheel_op_enabled()) {
+			struct twheel_op op = *tmpl;
+
+			op.id = ids[i];
+			op.result = ret;
+			op.deadline_ns = ret ? 0 : twheel_tick_to_ns(ctx, e->expires);
+			trace_twheel_op(ctx->serial, &op);
+		}
+	}
+	if (nr_failed < n)
+		twheel_arm(ctx);
+	twheel_publish(ctx);
+	mutex_unlock(&ctx->lock);
+	return nr_failed;
+}
+
+static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
+				 struct twheel_refresh_args __user *uargs)
+{
+	u64 ids[TWHEEL_REFRESH_CHUNK], failed[TWHEEL_REFRESH_CHUNK];
+	struct twheel_refresh_args args;
+	u64 __user *uids, *ufailed;
+	struct twheel_op tmpl = {};
+	u32 done = 0, nr_failed = 0;
+	long ret;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.pad || args.nr_failed || args.count > INT_MAX ||
+	    args.flags & ~(TWHEEL_OPF_TIMES | TWHEEL_OPF_ADD_IF_ABSENT))
+		return -EINVAL;
+	tmpl.op = TWHEEL_OP_REFRESH;
+	tmpl.flags = args.flags;
+	tmpl.timeout_ns = args.timeout_ns;
+	ret = twheel_op_check(ctx, &tmpl);
+	if (ret)
+		return ret;
+	/* The count of failures must be writable before anything is applied. */
+	if (put_user(0, &uargs->nr_failed))
+		return -EFAULT;
+	uids = u64_to_user_ptr(args.ids);
+	ufailed = u64_to_user_ptr(args.failed);
+
+	while (done < args.count) {
+		u32 n = min_t(u32, args.count - done, TWHEEL_REFRESH_CHUNK), nf;
+
+		ret = -EFAULT;
+		if (copy_from_user(ids, uids + done, n * sizeof(*ids)))
+			break;
+		if (ufailed && twheel_probe_user(ufailed + nr_failed, n * sizeof(*failed), 0, 0))
+			break;
+		nf = twheel_apply_refresh(ctx, &tmpl, ids, n, failed);
+		done += n;
+		ret = 0;
+		/* Only another thread's munmap or mprotect can fail this now. */
+		if (ufailed && nf && copy_to_user(ufailed + nr_failed, failed, nf * sizeof(*failed)))
+			ret = -EFAULT;
+		nr_failed += nf;
+		if (ret || done == args.count || signal_pending(current))
+			break;
+		cond_resched();
+	}
+	if (!done)
+		return ret;
+	if (put_user(nr_failed, &uargs->nr_failed))
+		return -EFAULT;
+	return done;
+}
+
+/* Fill @out, and where the dump goes on past each, from the core's entries. */
 static void twheel_dump_fill(struct twheel_ctx *ctx, struct twheel_dump_entry *out,
-			     struct tw_entry **found, unsigned int n)
+			     u64 *after, struct tw_entry **found, unsigned int n)
 {
 	unsigned int i;
 
@@ -840,6 +1005,7 @@ static void twheel_dump_fill(struct twheel_ctx *ctx, struct twheel_dump_entry *o
 		out[i].slot = ctx->touch.slots ? twheel_touch_entry(found[i])->slot
 					       : TWHEEL_SLOT_NONE;
 		out[i].pad = 0;
+		after[i] = tw_dump_after(&ctx->wheel, found[i]);
 	}
 }
 
@@ -847,6 +1013,7 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 {
 	struct twheel_dump_entry out[TWHEEL_DUMP_CHUNK];
 	struct tw_entry *found[TWHEEL_DUMP_CHUNK];
+	u64 after[TWHEEL_DUMP_CHUNK];
 	struct twheel_dump_entry __user *uent;
 	struct twheel_dump_args args;
 	u32 done = 0;
@@ -863,16 +1030,29 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 	while (done < args.count && pos != TW_DUMP_END) {
 		u32 room = min_t(u32, args.count - done, TWHEEL_DUMP_CHUNK);
 		u64 next = pos;
+		size_t left;
 
 		mutex_lock(&ctx->lock);
 		ret = tw_dump(&ctx->wheel, &next, found, room, TWHEEL_DUMP_BUDGET);
 		if (ret > 0)
-			twheel_dump_fill(ctx, out, found, ret);
+			twheel_dump_fill(ctx, out, after, found, ret);
 		mutex_unlock(&ctx->lock);
 		if (ret < 0)
 			break;
-		/* Only whole chunks count: the cursor stays before a faulting one. */
-		if (ret && copy_to_user(uent + done, out, ret * sizeof(*out))) {
+		left = ret ? copy_to_user(uent + done, out, ret * sizeof(*out)) : 0;
+		if (left) {
+			/*
+			 * Count the entries copied whole, never half a group of
+			 * equal keys, and go on past the last of them only.
+			 */
+			int whole = ret - DIV_ROUND_UP(left, sizeof(*out));
+
+			while (whole > 0 && after[whole - 1] == after[whole])
+				whole--;
+			if (whole > 0) {
+				done += whole;
+				pos = after[whole - 1];
+			}
 			ret = -EFAULT;
 			break;
 		}
@@ -910,6 +1090,10 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_dump(ctx, uarg);
+	case TWHEEL_IOC_REFRESH:
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_refresh(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -1090,7 +1274,12 @@ static struct miscdevice twheel_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "twheel",
 	.fops	= &twheel_fops,
-	.mode	= 0666,
+	/*
+	 * Root only until the administrator opens it up (the Debian package's
+	 * udev rule gives it to group twheel, mode 0660): loading a module
+	 * should not hand a new kernel interface to every local account.
+	 */
+	.mode	= 0600,
 };
 
 /*

@@ -23,3 +23,4 @@ module_exit(twheel_exit);
 MODULE_DESCRIPTION("Timing wheel for millions of userspace deadlines behind one fd");
 MODULE_AUTHOR("The twheel authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(TWHEEL_VERSION);

@@ -57,7 +57,8 @@
  * below 1/8, incrementally: while a resize is under way each index
  * operation moves a few buckets from the old table, so no single call
  * rehashes millions of entries. Ids are chosen by users, so the bucket
- * is a keyed hash (SipHash-2-4 under the wheel's secret key) rather than
+ * is a keyed hash (hsiphash, the kernel's hash for tables fed untrusted
+ * keys: SipHash-1-3 on 64-bit, under the wheel's secret key) rather than
  * a public one: with hash_64(), a multiplication that can be inverted,
  * a user could put every id in one bucket and make each operation, and
  * each expiry under the wheel's lock, walk a chain of all of them. The
@@ -119,15 +120,21 @@ static inline u64 tw_slot_tick(u64 clk, unsigned int lvl, unsigned int slot)
 
 /* ---- id index ---------------------------------------------------------- */
 
-static inline u32 tw_hash(const struct tw_index *ix, u64 id, unsigned int bits)
+/* The keyed hash of @id; a table of 2^bits buckets files it by its top bits. */
+static __always_inline u32 tw_hash(const struct tw_index *ix, u64 id)
 {
-	return siphash_1u64(id, &ix->key) >> (64 - bits);
+	return hsiphash_2u32((u32)id, id >> 32, &ix->key);
+}
+
+static __always_inline unsigned long tw_hash_bucket(u32 h, unsigned int bits)
+{
+	return h >> (32 - bits);
 }
 
 static inline struct tw_entry **tw_bucket(const struct tw_index *ix, struct tw_entry **tab,
 					  unsigned int bits, u64 id)
 {
-	return &tab[tw_hash(ix, id, bits)];
+	return &tab[tw_hash_bucket(tw_hash(ix, id), bits)];
 }
 
 struct tw_entry **tw_index_alloc(unsigned int bits)
@@ -173,12 +180,10 @@ bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bi
 }
 
 /* Move a few buckets of a resize under way from the old table. */
-static void tw_index_step(struct tw_index *ix)
+static void tw_index_move(struct tw_index *ix)
 {
 	unsigned long nbuckets, looked = 0, moved = 0;
 
-	if (!ix->old)
-		return;
 	nbuckets = 1UL << ix->old_bits;
 	while (ix->move < nbuckets && looked < TW_INDEX_MOVE_BUCKETS &&
 	       moved < TW_INDEX_MOVE_ENTRIES) {
@@ -204,13 +209,22 @@ static void tw_index_step(struct tw_index *ix)
 	}
 }
 
-/* Where the pointer to @id's entry is, or NULL if absent. */
-static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
+/* Every index operation helps a resize under way along; most find none. */
+static __always_inline void tw_index_step(struct tw_index *ix)
 {
+	if (unlikely(ix->old))
+		tw_index_move(ix);
+}
+
+/* Where the pointer to @id's entry is, or NULL if absent. */
+static __always_inline struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
+{
+	u32 h = tw_hash(ix, id);
 	struct tw_entry **p;
 
+	/* One hash for both tables: a bucket is its top bits. */
 	if (ix->old) {
-		u32 b = tw_hash(ix, id, ix->old_bits);
+		unsigned long b = tw_hash_bucket(h, ix->old_bits);
 
 		if (b >= ix->move) {
 			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
@@ -220,7 +234,7 @@ static struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 	}
 	if (!ix->cur)
 		return NULL;
-	for (p = tw_bucket(ix, ix->cur, ix->cur_bits, id); *p; p = &(*p)->hnext)
+	for (p = &ix->cur[tw_hash_bucket(h, ix->cur_bits)]; *p; p = &(*p)->hnext)
 		if ((*p)->id == id)
 			return p;
 	return NULL;
@@ -253,13 +267,21 @@ static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
 
 /* ---- dump, in key order ----------------------------------------------- */
 
-/* Keys are 63 bits, so that TW_DUMP_END is none of them. */
+/*
+ * Keys are 63 bits, so that TW_DUMP_END is none of them: the bucket hash
+ * on top, so that the keys of a bucket of any table form one range, and
+ * below it 31 bits of a second keyed hash of the id, so that two ids
+ * share a key about as rarely as with a 63-bit hash. Only the dump pays
+ * for the second hash.
+ */
 #define TW_KEY_BITS		63
 #define TW_KEY_LIMIT		(1ULL << TW_KEY_BITS)
 
 static inline u64 tw_key(const struct tw_index *ix, u64 id)
 {
-	return siphash_1u64(id, &ix->key) >> 1;
+	u32 low = hsiphash_3u32((u32)id, id >> 32, 1, &ix->key);
+
+	return (u64)tw_hash(ix, id) << (TW_KEY_BITS - 32) | low >> 1;
 }
 
 /*
@@ -376,26 +398,43 @@ int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int ma
 	return n;
 }
 
+u64 tw_dump_after(const struct tw_wheel *w, const struct tw_entry *e)
+{
+	u64 k = tw_key(&w->index, e->id) + 1;
+
+	return k == TW_KEY_LIMIT ? TW_DUMP_END : k;
+}
+
 /* ---- wheel ------------------------------------------------------------- */
 
+/*
+ * A slot is an hlist, as in kernel/time/timer.c: one pointer a slot, O(1)
+ * unlink, and no order within a slot (its entries are due together, or
+ * cascade together). These are the operations of every refresh, so they
+ * stay clear of the list debugging checks some kernels build in.
+ */
 static void tw_link(struct tw_wheel *w, struct tw_entry *e)
 {
 	unsigned int lvl = tw_level(w->clk, e->expires);
 	unsigned int slot = tw_digit(e->expires, lvl);
 
-	list_add_tail(&e->node, &w->slots[lvl][slot]);
+	hlist_add_head(&e->slot, &w->slots[lvl][slot]);
 	w->bitmap[lvl] |= 1ULL << slot;
 }
 
 static void tw_unlink(struct tw_wheel *w, struct tw_entry *e)
 {
-	/* Last in its slot: the list head is both neighbours; clear its bit. */
-	if (e->node.next == e->node.prev) {
-		unsigned long i = (struct list_head *)e->node.next - &w->slots[0][0];
+	/* Alone in its slot: it hangs off the slot's head; clear its bit. */
+	if (!e->slot.next) {
+		unsigned long off = (unsigned long)e->slot.pprev - (unsigned long)w->slots;
 
-		w->bitmap[i / TW_LVL_SIZE] &= ~(1ULL << (i % TW_LVL_SIZE));
+		if (off < sizeof(w->slots)) {
+			unsigned long i = off / sizeof(w->slots[0][0]);
+
+			w->bitmap[i / TW_LVL_SIZE] &= ~(1ULL << (i % TW_LVL_SIZE));
+		}
 	}
-	list_del(&e->node);
+	hlist_del(&e->slot);
 }
 
 /* Deadline @expires moved into the window the wheel can hold. */
@@ -408,7 +447,7 @@ static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
 	return expires;
 }
 
-void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key)
+void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key)
 {
 	unsigned int l, s;
 
@@ -423,7 +462,7 @@ void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key)
 	for (l = 0; l < TW_LEVELS; l++) {
 		w->bitmap[l] = 0;
 		for (s = 0; s < TW_LVL_SIZE; s++)
-			INIT_LIST_HEAD(&w->slots[l][s]);
+			INIT_HLIST_HEAD(&w->slots[l][s]);
 	}
 	INIT_LIST_HEAD(&w->expired);
 	w->index.cur = NULL;
@@ -442,14 +481,12 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	struct tw_entry *e, *tmp;
 	unsigned int l, s;
 
-	for (l = 0; l < TW_LEVELS; l++) {
-		for (s = 0; s < TW_LVL_SIZE; s++) {
-			list_for_each_entry_safe(e, tmp, &w->slots[l][s], node) {
-				list_del(&e->node);
+	struct hlist_node *next;
+
+	for (l = 0; l < TW_LEVELS; l++)
+		for (s = 0; s < TW_LVL_SIZE; s++)
+			hlist_for_each_entry_safe(e, next, &w->slots[l][s], slot)
 				release(e, arg);
-			}
-		}
-	}
 	list_for_each_entry_safe(e, tmp, &w->expired, node) {
 		list_del(&e->node);
 		release(e, arg);
@@ -539,6 +576,9 @@ bool tw_idle_to(struct tw_wheel *w, u64 now)
 {
 	u64 tick;
 
+	/* The common case of a busy wheel: nothing is due at the clock. */
+	if (now == w->clk && w->pend_level < 0)
+		return true;
 	if (tw_next_event(w, &tick) && !tw_after(tick, now))
 		return false;
 	/* A cut cascade whose entries were all removed: nothing left of it. */
@@ -556,9 +596,9 @@ bool tw_idle_to(struct tw_wheel *w, u64 now)
 static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 			unsigned int *budget, u64 stamp)
 {
-	struct list_head *head = &w->slots[lvl][tw_digit(w->clk, lvl)];
+	struct hlist_head *head = &w->slots[lvl][tw_digit(w->clk, lvl)];
 
-	while (!list_empty(head)) {
+	while (head->first) {
 		struct tw_entry *e;
 		u64 expires;
 
@@ -567,7 +607,7 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 			return false;
 		}
 		(*budget)--;
-		e = list_first_entry(head, struct tw_entry, node);
+		e = hlist_entry(head->first, struct tw_entry, slot);
 		if (e->expires == w->clk && w->lazy &&
 		    w->lazy(w, e, stamp, &expires)) {
 			tw_unlink(w, e);

@@ -2,7 +2,7 @@
 /*
  * The twheel core: a hierarchical timing wheel keyed by 64-bit ids.
  *
- * Plain C over a handful of kernel helpers (lists, siphash, bit ops,
+ * Plain C over a handful of kernel helpers (lists, hsiphash, bit ops,
  * kvcalloc), with no user-memory access and no device code, so that the
  * same source builds into the module and, through tests/core/host.h,
  * into host programs. The design and its costs are explained at the top
@@ -43,7 +43,8 @@
 
 /**
  * struct tw_entry - one id and its deadline
- * @node:	link in a wheel slot while live, in tw_wheel.expired after.
+ * @slot:	link in a wheel slot, while live.
+ * @node:	link in tw_wheel.expired, once expired.
  * @id:		the caller's key.
  * @expires:	deadline, in ticks of the wheel's clock.
  * @hnext:	next entry in the same id-index bucket, while live.
@@ -53,7 +54,10 @@
  * 40 bytes on 64-bit: the id index adds one pointer per 1 to 2 entries.
  */
 struct tw_entry {
-	struct list_head node;
+	union {
+		struct hlist_node slot;
+		struct list_head node;
+	};
 	u64 id;
 	u64 expires;
 	union {
@@ -75,7 +79,7 @@ struct tw_index {
 	unsigned int cur_bits;
 	unsigned int old_bits;
 	unsigned long move;		/* next bucket of @old to move */
-	siphash_key_t key;
+	hsiphash_key_t key;
 };
 
 /**
@@ -102,7 +106,7 @@ struct tw_wheel {
 	u64 nr_expired;
 	int pend_level;
 	u64 bitmap[TW_LEVELS];
-	struct list_head slots[TW_LEVELS][TW_LVL_SIZE];
+	struct hlist_head slots[TW_LEVELS][TW_LVL_SIZE];
 	struct list_head expired;
 	struct tw_index index;
 	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
@@ -120,7 +124,7 @@ static inline bool tw_after(u64 a, u64 b)
  * likely to collide under another, so a caller that keeps its key secret
  * gets chains of random length whatever ids it is given.
  */
-void tw_init(struct tw_wheel *w, u64 clk, const siphash_key_t *key);
+void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key);
 
 /*
  * Unlink every entry, live and expired, passing each to @release (which
@@ -223,5 +227,11 @@ struct tw_entry *tw_last_expired(struct tw_wheel *w);
  */
 int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
 	    unsigned int budget);
+
+/*
+ * The dump position just past live entry @e: where a dump that has listed
+ * @e and every entry before it goes on (TW_DUMP_END past the last key).
+ */
+u64 tw_dump_after(const struct tw_wheel *w, const struct tw_entry *e);
 
 #endif /* TWHEEL_WHEEL_H */

@@ -104,6 +104,29 @@ int twheel_batch(int fd, struct twheel_op *ops, unsigned int count)
 	return sys_ret(ioctl(fd, TWHEEL_IOC_BATCH, &args));
 }
 
+int twheel_refresh_ids(int fd, const uint64_t *ids, unsigned int count,
+		       uint64_t timeout_ns, uint32_t flags, uint64_t *failed,
+		       unsigned int *nr_failed)
+{
+	struct twheel_refresh_args args = {
+		.ids = (uint64_t)(uintptr_t)ids,
+		.failed = (uint64_t)(uintptr_t)failed,
+		.count = count,
+		.flags = flags,
+	};
+	long ret;
+
+	if (timeout_ns != TWHEEL_TIMEOUT_DEFAULT) {
+		args.timeout_ns = timeout_ns;
+		if (!(flags & TWHEEL_OPF_ABSTIME))
+			args.flags |= TWHEEL_OPF_TIMEOUT;
+	}
+	ret = sys_ret(ioctl(fd, TWHEEL_IOC_REFRESH, &args));
+	if (ret >= 0 && nr_failed)
+		*nr_failed = args.nr_failed;
+	return ret;
+}
+
 int twheel_read_events(int fd, struct twheel_event *events, unsigned int max)
 {
 	long ret;
@@ -147,7 +170,8 @@ int twheel_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
 	size_t len = (size_t)nr_slots * sizeof(*touch->slots);
 	void *p;
 
-	if (!nr_slots)
+	/* Stamps on another clock would all be "from the future". */
+	if (!nr_slots || (clockid != CLOCK_MONOTONIC && clockid != CLOCK_BOOTTIME))
 		return -EINVAL;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

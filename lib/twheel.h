@@ -18,8 +18,20 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>	/* clockid_t, also under -std=c11 */
 #include <time.h>
 #include <linux/twheel.h>
+
+/*
+ * twheel_touch() reads the clock inline, but <time.h> declares
+ * clock_gettime() only to programs that ask for POSIX, which -std=c11
+ * alone does not: then declare it here, as POSIX does. (glibc defines
+ * _POSIX_C_SOURCE for every program that asks for POSIX in any way; C++
+ * compilers ask for it themselves.)
+ */
+#if !defined(_POSIX_C_SOURCE) && !defined(__cplusplus)
+int clock_gettime(clockid_t clockid, struct timespec *tp);
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +72,18 @@ int twheel_submit_op(int fd, struct twheel_op *op);
 int twheel_batch(int fd, struct twheel_op *ops, unsigned int count);
 
 /*
+ * TWHEEL_IOC_REFRESH: refresh @count ids with one timeout (@timeout_ns,
+ * or TWHEEL_TIMEOUT_DEFAULT; with TWHEEL_OPF_ABSTIME in @flags, one
+ * deadline), reading 8 bytes per id. @flags: 0, TWHEEL_OPF_ABSTIME,
+ * TWHEEL_OPF_ADD_IF_ABSENT. The ids not refreshed go to @failed (room for
+ * @count, or NULL) and their number to *@nr_failed (or NULL). Returns how
+ * many ids were processed, or -errno if none was.
+ */
+int twheel_refresh_ids(int fd, const uint64_t *ids, unsigned int count,
+		       uint64_t timeout_ns, uint32_t flags, uint64_t *failed,
+		       unsigned int *nr_failed);
+
+/*
  * read(2) up to @max events. Returns the number read (>= 1), or -errno:
  * -EAGAIN on an O_NONBLOCK wheel with nothing waiting, -EINTR, ...
  */
@@ -89,7 +113,8 @@ struct twheel_touch {
 
 /*
  * Map the touch table of @fd, a wheel set up with TWHEEL_SETUPF_TOUCH and
- * @nr_slots slots on @clockid. 0 or -errno.
+ * @nr_slots slots on @clockid (the wheel's: CLOCK_MONOTONIC or
+ * CLOCK_BOOTTIME, else -EINVAL). 0 or -errno.
  */
 int twheel_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
 		     struct twheel_touch *touch);

@@ -33,7 +33,7 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --append ARGS      extra kernel command line
   --accel A          tcg or kvm (default \$TWHEEL_ACCEL or tcg)
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
-  --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
+  --src DIR          tree with Kbuild, VERSION, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
   --shell            console on this terminal, a shell after the tests
 EOF
 	exit 2
@@ -117,7 +117,7 @@ mkdir -p "$cache/build"
 	flock 9
 	rm -rf "$build"
 	mkdir -p "$build"
-	cp -a "$src/Kbuild" "$src/kmod" "$src/uapi" "$build/"
+	cp -a "$src/Kbuild" "$src/VERSION" "$src/kmod" "$src/uapi" "$build/"
 	find "$build" \( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
 		-o -name '.*.cmd' -o -name Module.symvers -o -name modules.order \) -delete
 	make -C "$kdir" M="$build" modules W=1

@@ -9,7 +9,7 @@
 #include "wheel.h"
 
 /* Any key will do on the host; a fixed one keeps runs reproducible. */
-static const siphash_key_t tw_test_key = { { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL } };
+static const hsiphash_key_t tw_test_key = { { 0x0706050403020100UL, 0x0f0e0d0c0b0a0908UL } };
 
 /* Give the index the table it wants, if any; -ENOMEM if allocation failed. */
 static inline int tw_test_prepare(struct tw_wheel *w)

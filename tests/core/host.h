@@ -18,6 +18,9 @@ typedef uint64_t u64;
 typedef int64_t s64;
 typedef uint32_t u32;
 
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define container_of(ptr, type, member) \
@@ -109,6 +112,47 @@ static inline void list_move_tail(struct list_head *e, struct list_head *h)
 	e->prev->next = e->next;
 	list_add_tail(e, h);
 }
+/* Singly headed list, as include/linux/list.h's hlist. */
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+static inline void INIT_HLIST_HEAD(struct hlist_head *h)
+{
+	h->first = NULL;
+}
+static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
+{
+	struct hlist_node *first = h->first;
+
+	n->next = first;
+	if (first)
+		first->pprev = &n->next;
+	h->first = n;
+	n->pprev = &h->first;
+}
+static inline void hlist_del(struct hlist_node *n)
+{
+	struct hlist_node *next = n->next;
+
+	*n->pprev = next;
+	if (next)
+		next->pprev = n->pprev;
+	n->next = (struct hlist_node *)0x100;	/* LIST_POISON1 */
+	n->pprev = (struct hlist_node **)0x122;	/* LIST_POISON2 */
+}
+#define hlist_entry(ptr, type, member)	container_of(ptr, type, member)
+#define hlist_entry_safe(ptr, type, member) \
+	({ __typeof__(ptr) ____ptr = (ptr); \
+	   ____ptr ? hlist_entry(____ptr, type, member) : NULL; })
+#define hlist_for_each_entry_safe(pos, n, head, member)			\
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*pos), member); \
+	     pos && ({ n = pos->member.next; 1; });			\
+	     pos = hlist_entry_safe(n, __typeof__(*pos), member))
+
 #define list_entry(ptr, type, member)	container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
 #define list_last_entry(h, type, member) list_entry((h)->prev, type, member)
@@ -123,12 +167,12 @@ static inline void list_move_tail(struct list_head *e, struct list_head *h)
 	     pos = n, n = list_next_entry(n, member))
 
 /*
- * include/linux/siphash.h: SipHash-2-4 of one 64-bit word, as
- * siphash_1u64() computes it (the word taken as 8 little-endian bytes).
+ * include/linux/siphash.h's hsiphash on a 64-bit kernel: SipHash-1-3 of
+ * the arguments as little-endian bytes, truncated to 32 bits.
  */
 typedef struct {
-	u64 key[2];
-} siphash_key_t;
+	unsigned long key[2];
+} hsiphash_key_t;
 
 #define TW_HOST_ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
 #define TW_HOST_SIPROUND(v0, v1, v2, v3) do {				\
@@ -138,27 +182,37 @@ typedef struct {
 	v2 += v1; v1 = TW_HOST_ROTL(v1, 17); v1 ^= v2; v2 = TW_HOST_ROTL(v2, 32); \
 } while (0)
 
-static inline u64 siphash_1u64(u64 m, const siphash_key_t *key)
+/* SipHash-1-3 of the 8-byte word @m (if @len > 8) and the last block @b. */
+static inline u32 tw_host_sip13(u64 m, bool full, u64 b, const hsiphash_key_t *key)
 {
 	u64 v0 = key->key[0] ^ 0x736f6d6570736575ULL;
 	u64 v1 = key->key[1] ^ 0x646f72616e646f6dULL;
 	u64 v2 = key->key[0] ^ 0x6c7967656e657261ULL;
 	u64 v3 = key->key[1] ^ 0x7465646279746573ULL;
-	u64 b = 8ULL << 56;	/* the length in the last block */
-	int i;
 
-	v3 ^= m;
-	TW_HOST_SIPROUND(v0, v1, v2, v3);
-	TW_HOST_SIPROUND(v0, v1, v2, v3);
-	v0 ^= m;
+	if (full) {
+		v3 ^= m;
+		TW_HOST_SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
 	v3 ^= b;
-	TW_HOST_SIPROUND(v0, v1, v2, v3);
 	TW_HOST_SIPROUND(v0, v1, v2, v3);
 	v0 ^= b;
 	v2 ^= 0xff;
-	for (i = 0; i < 4; i++)
-		TW_HOST_SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	TW_HOST_SIPROUND(v0, v1, v2, v3);
+	return (u32)(v0 ^ v1 ^ v2 ^ v3);
+}
+
+static inline u32 hsiphash_2u32(u32 a, u32 b, const hsiphash_key_t *key)
+{
+	return tw_host_sip13((u64)b << 32 | a, true, 8ULL << 56, key);
+}
+
+static inline u32 hsiphash_3u32(u32 a, u32 b, u32 c, const hsiphash_key_t *key)
+{
+	return tw_host_sip13((u64)b << 32 | a, true, 12ULL << 56 | c, key);
 }
 
 /* include/linux/bitops.h */

@@ -195,6 +195,40 @@ struct twheel_event {
 	__u64 expired_ns;
 };
 
+/**
+ * struct twheel_refresh_args - argument of TWHEEL_IOC_REFRESH
+ * @ids:	user pointer to @count ids.
+ * @failed:	user pointer to room for @count ids, or 0. The ids that were
+ *		not refreshed (not live; with TWHEEL_OPF_ADD_IF_ABSENT, not
+ *		added: ENOSPC or ENOMEM) are written there, in order.
+ * @timeout_ns:	with TWHEEL_OPF_TIMEOUT, the timeout of every id; with
+ *		TWHEEL_OPF_ABSTIME, their deadline; must be 0 otherwise (the
+ *		wheel's default timeout).
+ * @count:	number of ids, at most INT_MAX.
+ * @flags:	TWHEEL_OPF_TIMEOUT or TWHEEL_OPF_ABSTIME, and
+ *		TWHEEL_OPF_ADD_IF_ABSENT; nothing else.
+ * @nr_failed:	out: how many ids were not refreshed (written to @failed
+ *		if given).
+ * @pad:	must be 0.
+ *
+ * The common case of a batch, compact: REFRESH of each id in order, as
+ * TWHEEL_IOC_BATCH of that many TWHEEL_OP_REFRESH ops would do, reading 8
+ * bytes per id and writing back only the failures. Returns how many ids
+ * were processed; it stops early, and nothing past the count was applied,
+ * exactly as TWHEEL_IOC_BATCH (EFAULT, a pending signal). The room in
+ * @failed for each chunk is written (with zeros) before the chunk is
+ * applied, so unwritable room fails before anything of it is applied.
+ */
+struct twheel_refresh_args {
+	__u64 ids;
+	__u64 failed;
+	__u64 timeout_ns;
+	__u32 count;
+	__u32 flags;
+	__u32 nr_failed;
+	__u32 pad;
+};
+
 /* The cursor of a dump that has listed every id. */
 #define TWHEEL_DUMP_END		(~0ULL)
 
@@ -216,8 +250,9 @@ struct twheel_dump_entry {
  * struct twheel_dump_args - argument of TWHEEL_IOC_DUMP
  * @entries:	user pointer to an array of @count struct twheel_dump_entry.
  * @cursor:	in/out: 0 to begin; the value the previous call left to go
- *		on; TWHEEL_DUMP_END once every id has been listed. Any other
- *		value is EINVAL.
+ *		on; TWHEEL_DUMP_END once every id has been listed. A value
+ *		no call can leave (2^63 or more, but TWHEEL_DUMP_END) is
+ *		EINVAL; any other is taken as a position in the order.
  * @count:	room in @entries, at least 1 (at most INT_MAX).
  * @flags:	must be 0.
  *
@@ -231,8 +266,8 @@ struct twheel_dump_entry {
  *
  * Under concurrent operations and expiries, every id live from the
  * dump's first call to its last is listed exactly once, with its deadline
- * at the time it was listed; ids added, refreshed away or removed in the
- * meantime may be listed or not. If @entries faults part-way, the ids
+ * at the time it was listed; ids added or removed in the meantime may be
+ * listed or not, but no id is ever listed twice in one dump. If @entries faults part-way, the ids
  * copied before the fault are counted and the cursor moved past them
  * only (EFAULT if none).
  *
@@ -274,12 +309,15 @@ struct twheel_dump_args {
  *
  * The table is the user's memory: any value in it is safe. A time in the
  * future counts as the present; 0 or any time before the deadline was set
- * is no touch. A look costs O(1) and re-arms an id at most once per
- * deadline processed. A store is seen if it is visible before the kernel
- * processes the deadline; a later one is not, and the reader can tell:
- * the event's deadline_ns precedes the stamp in the slot. Binding an id
- * to a slot counts only stamps after the binding, so a slot reused for a
- * new id does not inherit the old id's stamp.
+ * is no touch; a stamp counts once (the same value found again at a later
+ * deadline is no touch), so a slot left holding a time from the future
+ * keeps its id alive one timeout more, not forever. A look costs O(1) and
+ * re-arms an id at most once per deadline processed. A store is seen if
+ * it is visible before the kernel processes the deadline; a later one is
+ * not, and the reader can tell: the event's deadline_ns precedes the
+ * stamp in the slot. Binding an id to a slot never counts the value the
+ * slot holds then, whatever it is, so a slot reused for a new id does not
+ * pass on the old id's stamp. The kernel never writes to the table.
  */
 
 #define TWHEEL_IOC_MAGIC	0xF7
@@ -292,5 +330,7 @@ struct twheel_dump_args {
 #define TWHEEL_IOC_BATCH	_IOW(TWHEEL_IOC_MAGIC, 2, struct twheel_batch_args)
 /* List live ids from a cursor; returns how many were written. */
 #define TWHEEL_IOC_DUMP		_IOWR(TWHEEL_IOC_MAGIC, 3, struct twheel_dump_args)
+/* Refresh many ids, failures only out; returns how many were processed. */
+#define TWHEEL_IOC_REFRESH	_IOWR(TWHEEL_IOC_MAGIC, 4, struct twheel_refresh_args)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */
