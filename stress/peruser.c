@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 	struct agent a, b, c;
 	struct reply r1, r2, r3, rb, rc;
 	struct stat st;
-	int a_held, b_ok, seen;
+	int a_held, b_ok, seen, changed;
 	long long ua1, ua2, ub;
 
 	ksft_print_header();
@@ -312,10 +312,12 @@ int main(int argc, char **argv)
 	ksft_test_result(!r1.err && ub == 10, "A's close leaves B's count alone (%lld)\n", ub);
 	agent_end(&a);
 	agent_end(&b);
+	changed = mode_changed;
 	restore();
 	ksft_test_result(module_param("max_user_entries", 0) == saved_user &&
-			 module_param("max_entries_total", 0) == saved_total,
-			 "module parameters restored\n");
+			 module_param("max_entries_total", 0) == saved_total &&
+			 !stat(TWHEEL_DEVICE, &st) && (!changed || (st.st_mode & 07777) == saved_mode),
+			 "module parameters%s restored\n", changed ? " and the device's mode" : "");
 
 	printf("peruser: limit=%llu a_held=%s b_ok=%s\n", (unsigned long long)n,
 	       a_held ? "yes" : "no", b_ok ? "yes" : "no");
