@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * peruser: one user cannot take what the module allows everybody.
+ *
+ * As root, lower the module's max_user_entries to a small N. Then, each
+ * in a child that dropped to its own unprivileged uid:
+ *  - user A fills its limit across two wheels: N/2 ids that expire at
+ *    once and wait unread in the first (undelivered events count), the
+ *    rest live in the second; the add past N fails with ENOSPC on either
+ *    wheel, though neither wheel is near its own cap;
+ *  - user B still adds;
+ *  - root reads both users' counts in the fdinfo of their wheels
+ *    (uid:, user_entries:);
+ *  - the global cap is still a last net: with max_entries_total set just
+ *    above what A and B hold and max_user_entries back up, user C gets
+ *    exactly what is left, then ENOSPC;
+ *  - A's count drops when it closes a wheel and when it reads its
+ *    events, and A can add again up to N.
+ * Module parameters and the device's mode are restored after, also on
+ * SIGTERM.
+ *
+ *   peruser [N]		(default 1000; run as root)
+ *
+ * Prints TAP and "peruser: limit=N a_held=yes|no b_ok=yes|no".
+ */
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "twheel_test.h"
+#include "kselftest.h"
+
+#define UID_A		4201
+#define UID_B		4202
+#define UID_C		4203
+#define MAX_WHEELS	4
+#define HOUR_NS		(3600 * NSEC_PER_SEC)
+
+/* What the run changes, and puts back at exit and on SIGTERM. */
+static unsigned long long saved_user, saved_total;
+static int params_saved;
+static mode_t saved_mode;
+static int mode_changed;
+
+static void restore(void)
+{
+	if (params_saved) {
+		module_param_set("max_user_entries", saved_user);
+		module_param_set("max_entries_total", saved_total);
+	}
+	if (mode_changed)
+		chmod(TWHEEL_DEVICE, saved_mode);
+	params_saved = mode_changed = 0;
+}
+
+static void on_signal(int sig)
+{
+	restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * An agent: a child with its own uid that runs the parent's commands on
+ * its wheels, one at a time, and answers each.
+ */
+struct cmd {
+	char op;		/* 'o'pen, 'a'dd, 'w'ait, 'r'ead, 'c'lose, e'x'it */
+	int wheel;		/* index of the agent's wheel */
+	uint64_t count;		/* ids to add; events to wait for */
+	uint64_t timeout_ns;
+};
+
+struct reply {
+	long long ok;		/* ids added, events read, or the fd opened */
+	int err;		/* first failure, -errno */
+};
+
+struct agent {
+	pid_t pid;
+	int to, from;
+	int fd[MAX_WHEELS];	/* the agent's fd numbers, for its fdinfo */
+};
+
+static void agent_loop(int in, int out, uid_t uid)
+{
+	int fds[MAX_WHEELS], nfd = 0;
+	struct twheel_op *ops = NULL;
+	struct twheel_event ev[256];
+	uint64_t next_id = 1;
+	struct cmd c;
+
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+		_exit(20);
+	while (read(in, &c, sizeof(c)) == sizeof(c)) {
+		struct reply r = { 0, 0 };
+		uint64_t i;
+
+		switch (c.op) {
+		case 'o':
+			r.ok = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
+			if (r.ok < 0)
+				r.err = r.ok;
+			else
+				fds[nfd++] = r.ok;
+			break;
+		case 'a':
+			ops = realloc(ops, c.count * sizeof(*ops));
+			for (i = 0; i < c.count; i++)
+				op_init(&ops[i], TWHEEL_OP_ADD, next_id++, TWHEEL_OPF_TIMEOUT,
+					c.timeout_ns);
+			r.ok = twheel_batch(fds[c.wheel], ops, c.count);
+			if (r.ok < 0) {
+				r.err = r.ok;
+				r.ok = 0;
+				break;
+			}
+			/* How many were added, and the first failure. */
+			for (i = 0; i < (uint64_t)r.ok; i++)
+				if (ops[i].result && !r.err)
+					r.err = ops[i].result;
+			for (r.ok = 0, i = 0; i < c.count; i++)
+				r.ok += !ops[i].result;
+			break;
+		case 'w':
+			for (i = 0; i < 1000; i++) {
+				if (fdinfo_get(fds[c.wheel], "events_waiting") >= (long long)c.count)
+					break;
+				sleep_ns(10 * NSEC_PER_MSEC);
+			}
+			r.ok = fdinfo_get(fds[c.wheel], "events_waiting");
+			break;
+		case 'r': {
+			int fl = fcntl(fds[c.wheel], F_GETFL), n;
+
+			fcntl(fds[c.wheel], F_SETFL, fl | O_NONBLOCK);
+			while ((n = twheel_read_events(fds[c.wheel], ev, 256)) > 0)
+				r.ok += n;
+			fcntl(fds[c.wheel], F_SETFL, fl);
+			break;
+		}
+		case 'c':
+			r.err = close(fds[c.wheel]) ? -errno : 0;
+			break;
+		case 'x':
+			_exit(0);
+		}
+		if (write(out, &r, sizeof(r)) != sizeof(r))
+			_exit(21);
+	}
+	_exit(0);
+}
+
+static int agent_start(struct agent *a, uid_t uid)
+{
+	int down[2], up[2];
+
+	memset(a, 0, sizeof(*a));
+	if (pipe(down) || pipe(up))
+		return -1;
+	a->pid = fork();
+	if (a->pid < 0)
+		return -1;
+	if (!a->pid) {
+		close(down[1]);
+		close(up[0]);
+		agent_loop(down[0], up[1], uid);
+	}
+	close(down[0]);
+	close(up[1]);
+	a->to = down[1];
+	a->from = up[0];
+	return 0;
+}
+
+static struct reply agent_do(struct agent *a, char op, int wheel, uint64_t count,
+			     uint64_t timeout_ns)
+{
+	struct cmd c = { op, wheel, count, timeout_ns };
+	struct reply r = { 0, -EPIPE };
+
+	if (write(a->to, &c, sizeof(c)) != sizeof(c) || read(a->from, &r, sizeof(r)) != sizeof(r))
+		return (struct reply){ 0, -EPIPE };
+	if (op == 'o' && !r.err)
+		a->fd[wheel] = r.ok;
+	return r;
+}
+
+static void agent_end(struct agent *a)
+{
+	struct cmd c = { 'x', 0, 0, 0 };
+
+	if (!a->pid)
+		return;
+	if (write(a->to, &c, sizeof(c)) != sizeof(c))
+		kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+	close(a->to);
+	close(a->from);
+	a->pid = 0;
+}
+
+/* A numeric field of another process's fdinfo, as root sees it; or -1. */
+static long long fdinfo_of(pid_t pid, int fd, const char *field)
+{
+	char path[64], buf[2048], *s;
+	size_t len = strlen(field);
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (s = buf; s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+		if (!strncmp(s, field, len) && s[len] == ':')
+			return strtoll(s + len + 1, NULL, 10);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = arg_or_env(argc, argv, "TWHEEL_PERUSER_LIMIT", 1000), half = n / 2;
+	struct agent a, b, c;
+	struct reply r1, r2, r3, rb, rc;
+	struct stat st;
+	int a_held, b_ok, seen, changed;
+	long long ua1, ua2, ub;
+
+	ksft_print_header();
+	if (geteuid())
+		ksft_exit_skip("needs root\n");
+	if (stat(TWHEEL_DEVICE, &st))
+		ksft_exit_skip("no " TWHEEL_DEVICE "\n");
+	saved_user = module_param("max_user_entries", 0);
+	saved_total = module_param("max_entries_total", 0);
+	if (!saved_user || !saved_total)
+		ksft_exit_skip("no module parameters max_user_entries and max_entries_total\n");
+	ksft_set_plan(9);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	atexit(restore);
+	params_saved = 1;
+	/* Other users must be able to open the device for this test. */
+	if ((st.st_mode & 0666) != 0666) {
+		saved_mode = st.st_mode & 07777;
+		mode_changed = 1;
+		chmod(TWHEEL_DEVICE, 0666);
+		ksft_print_msg("device mode %o, set to 0666 for the test\n", saved_mode);
+	}
+	module_param_set("max_user_entries", n);
+
+	/* A: N/2 waiting events in wheel 0, the rest live in wheel 1. */
+	agent_start(&a, UID_A);
+	agent_start(&b, UID_B);
+	agent_do(&a, 'o', 0, 0, 0);
+	agent_do(&a, 'o', 1, 0, 0);
+	r1 = agent_do(&a, 'a', 0, half, 0);
+	seen = agent_do(&a, 'w', 0, half, 0).ok;
+	r2 = agent_do(&a, 'a', 1, n, HOUR_NS);
+	r3 = agent_do(&a, 'a', 0, 1, HOUR_NS);
+	ksft_print_msg("A: %lld added to wheel 0 (%d waiting), %lld of %llu to wheel 1 (then %d), one more to wheel 0: %d\n",
+		       r1.ok, seen, r2.ok, (unsigned long long)n, r2.err, r3.err);
+	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
+	ua2 = fdinfo_of(a.pid, a.fd[1], "user_entries");
+	ksft_print_msg("root reads A's wheels: uid %lld and %lld, user_entries %lld and %lld\n",
+		       fdinfo_of(a.pid, a.fd[0], "uid"), fdinfo_of(a.pid, a.fd[1], "uid"), ua1, ua2);
+	a_held = r1.ok == (long long)half && !r1.err && seen == (long long)half &&
+		 r2.ok == (long long)(n - half) && r2.err == -ENOSPC && r3.err == -ENOSPC &&
+		 ua1 == (long long)n && ua2 == (long long)n &&
+		 fdinfo_of(a.pid, a.fd[0], "uid") == UID_A;
+	ksft_test_result(a_held,
+			 "user A holds exactly its limit of %llu across two wheels, waiting events included, then ENOSPC\n",
+			 (unsigned long long)n);
+
+	agent_do(&b, 'o', 0, 0, 0);
+	rb = agent_do(&b, 'a', 0, 10, HOUR_NS);
+	ub = fdinfo_of(b.pid, b.fd[0], "user_entries");
+	ksft_print_msg("B: added %lld of 10 (%d); root reads uid %lld, user_entries %lld\n", rb.ok, rb.err,
+		       fdinfo_of(b.pid, b.fd[0], "uid"), ub);
+	b_ok = rb.ok == 10 && !rb.err && ub == 10 && fdinfo_of(b.pid, b.fd[0], "uid") == UID_B;
+	ksft_test_result(b_ok, "user B adds while A is at its limit; root sees B's own count\n");
+	ksft_test_result(fdinfo_of(a.pid, a.fd[1], "user_entries") == (long long)n,
+			 "A's count is untouched by B's\n");
+
+	/* The global net: room for 5 more entries in the module, whoever asks. */
+	module_param_set("max_user_entries", saved_user);
+	module_param_set("max_entries_total", n + 10 + 5);
+	agent_start(&c, UID_C);
+	agent_do(&c, 'o', 0, 0, 0);
+	rc = agent_do(&c, 'a', 0, 20, HOUR_NS);
+	ksft_print_msg("C, with max_entries_total = %llu: added %lld of 20, then %d\n",
+		       (unsigned long long)n + 15, rc.ok, rc.err);
+	ksft_test_result(rc.ok == 5 && rc.err == -ENOSPC,
+			 "max_entries_total still caps all users together\n");
+	agent_end(&c);
+	module_param_set("max_entries_total", saved_total);
+	module_param_set("max_user_entries", n);
+
+	/* A's count drops as its entries go. */
+	r1 = agent_do(&a, 'c', 1, 0, 0);
+	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
+	ksft_test_result(!r1.err && ua1 == (long long)half,
+			 "closing a wheel gives its entries back to the user (%lld left)\n", ua1);
+	r1 = agent_do(&a, 'r', 0, 0, 0);
+	ua1 = fdinfo_of(a.pid, a.fd[0], "user_entries");
+	ksft_test_result(r1.ok == (long long)half && ua1 == 0,
+			 "reading the events gives them back (%lld read, %lld left)\n", r1.ok, ua1);
+	r1 = agent_do(&a, 'a', 0, n + 1, HOUR_NS);
+	ksft_test_result(r1.ok == (long long)n && r1.err == -ENOSPC,
+			 "A can add up to its limit again (%lld, then %d)\n", r1.ok, r1.err);
+	r1 = agent_do(&a, 'c', 0, 0, 0);
+	ub = fdinfo_of(b.pid, b.fd[0], "user_entries");
+	ksft_test_result(!r1.err && ub == 10, "A's close leaves B's count alone (%lld)\n", ub);
+	agent_end(&a);
+	agent_end(&b);
+	changed = mode_changed;
+	restore();
+	ksft_test_result(module_param("max_user_entries", 0) == saved_user &&
+			 module_param("max_entries_total", 0) == saved_total &&
+			 !stat(TWHEEL_DEVICE, &st) && (!changed || (st.st_mode & 07777) == saved_mode),
+			 "module parameters%s restored\n", changed ? " and the device's mode" : "");
+
+	printf("peruser: limit=%llu a_held=%s b_ok=%s\n", (unsigned long long)n,
+	       a_held ? "yes" : "no", b_ok ? "yes" : "no");
+	ksft_finished();
+}
