@@ -27,7 +27,8 @@
  *                         TWHEEL_IOC_REFRESH of BATCH ids (twheel-refresh-ids),
  *                         and twheel_touch() into the touch table
  *                         (twheel-touch), whose module work (one look per id
- *                         at its deadline) is waited for and counted; and n
+ *                         at its deadline) is waited for and counted, the
+ *                         re-arms' share of it; and n
  *                         timerfd_settime() re-arms of random timers to
  *                         random timeouts (timerfd).
  *
@@ -420,9 +421,17 @@ static void stream_touch(long n, const uint64_t *ids)
 	if (rearms != (long long)touched || expired != (long long)(n - touched))
 		fprintf(stderr, "devbench: touch n=%ld: %lld re-armed, %lld expired, %llu touched\n",
 			n, rearms, expired, (unsigned long long)touched);
-	/* The wait is no work of the stream's: wall time is the stores' own. */
+	/*
+	 * The module's share is its re-arms: the looks that expired ids
+	 * (those the stream never touched: 37 % of them at n = 10^6) expire
+	 * them as under any other way of refreshing, which the other figures
+	 * do not count either. Its time is split by count; the '#' line has
+	 * the whole. The wait is no work of the stream's: wall time is the
+	 * stores' own.
+	 */
 	printf("devbench: impl=twheel-touch n=%ld op=refresh ns=%.0f wall_ns=%.0f\n", n,
-	       (double)(user + kw) / STREAM, (double)wall / STREAM);
+	       (user + (rearms + expired ? (double)kw * rearms / (rearms + expired) : 0.0)) /
+	       STREAM, (double)wall / STREAM);
 	printf("# devbench: impl=twheel-touch n=%ld process_ns=%.1f module_ns=%.1f "
 	       "looks=%lld rearms=%lld module_ns_per_look=%.0f\n", n,
 	       (double)user / STREAM, (double)kw / STREAM, rearms + expired, rearms,
