@@ -35,6 +35,9 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --prog-timeout S   each program (default \$TWHEEL_PROG_TIMEOUT or 300)
   --append ARGS      extra kernel command line
   --accel A          tcg or kvm (default \$TWHEEL_ACCEL or tcg)
+  --icount           guest time = instructions executed, 1 ns each (tcg only):
+                     timings independent of the host's load (benchmarks)
+  --qemu-opt OPT     one more QEMU argument (repeatable), e.g. a TCG plugin
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
   --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
   --shell            console on this terminal, a shell after the tests
@@ -55,6 +58,7 @@ append=
 out=
 src=${TWHEEL_SRC:-$(dirname "$here")}
 shell=0
+qemu_extra=()
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,6 +68,8 @@ while [ $# -gt 0 ]; do
 	--prog-timeout) prog_timeout=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
+	--icount) qemu_extra+=(-icount shift=0,sleep=off); shift ;;
+	--qemu-opt) qemu_extra+=("$2"); shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
@@ -159,7 +165,8 @@ ${limit[@]+"${limit[@]}"} qemu-system-x86_64 \
 	-nographic -no-reboot -monitor none \
 	-kernel "$image" -initrd "$out/initramfs.cpio" \
 	-append "$cmdline${append:+ $append}" \
-	"${console[@]}" -serial "file:$out/results.raw" || rc=$?
+	"${console[@]}" -serial "file:$out/results.raw" \
+	${qemu_extra[@]+"${qemu_extra[@]}"} || rc=$?
 echo "vm/run.sh: $kernel: VM ran $(( $(date +%s) - start )) s"
 [ "$rc" = 124 ] && echo "vm/run.sh: $kernel: VM killed after the ${vm_timeout} s timeout" >&2
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && echo "vm/run.sh: $kernel: qemu exited with $rc" >&2

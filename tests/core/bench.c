@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Benchmark of the wheel core against the timer heaps of libuv and
- * libevent, side by side in one run, through their public APIs.
+ * libevent, side by side in one run, through their public APIs, and
+ * against libuv's heap with the id map a user with ids must keep
+ * (libuv-map: uthash, id -> timer).
  *
  * For each n (default 10^3 .. 10^7, or the one given on the command
  * line), each implementation gets the same workload, generated once:
@@ -20,9 +22,15 @@
  *
  * twheel: entries come from one big array (slab-like, no malloc per
  * entry), ids are 64-bit, and every add, refresh and cancel goes through
- * tw_lookup() by id, as the device does; the heaps are handed the timer
- * object itself, so they do less (a real user needs an id -> timer map).
+ * tw_lookup() by id, as the device does. The bare heaps are handed the
+ * timer object itself, so they do less; libuv-map does what a user with
+ * ids does: finds the timer by id (refresh, cancel), enters it in the map
+ * (add) and takes it out (cancel, and in the expiry callback).
  * Expiry advances the wheel in one call sequence with a budget of 4096.
+ *
+ * BENCH_REPS and BENCH_IMPLS (e.g. "twheel libuv-map") in the
+ * environment set the repetitions and the implementations run, for
+ * profiles (make bench-profile).
  *
  * The heaps cannot be told what time it is, so their deadlines are put in
  * the past instead of waiting 30 s: libuv's loop time is read with
@@ -40,6 +48,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <uthash.h>
 #include <uv.h>
 
 #include "core_util.h"
@@ -64,6 +73,9 @@ static struct {
 	u32 *to_ref;		/* its new timeout */
 	u32 *perm;		/* cancel order */
 } wl;
+
+#define UTHASH_STR_(x)	#x
+#define UTHASH_STR(x)	UTHASH_STR_(x)
 
 static uint64_t rng = 0x853c49e6748fea9bull;
 
@@ -202,22 +214,70 @@ static void tw_release_none(struct tw_entry *e, void *arg)
 	(void)arg;
 }
 
+/*
+ * Each timed phase is a function of its own, never inlined, so that a
+ * profile (callgrind, cachegrind: see docs/bench-core.md) gives its cost
+ * per operation directly.
+ */
+static __attribute__((noinline)) void tw_phase_add(struct tw_wheel *w, struct tw_entry *ents)
+{
+	size_t i;
+
+	for (i = 0; i < wl.n; i++) {
+		struct tw_entry *e = &ents[i];
+
+		e->id = tw_id(i);
+		if (tw_lookup(w, e->id) || tw_test_add(w, e, w->clk + wl.to_add[i]))
+			abort();
+	}
+}
+
+static __attribute__((noinline)) void tw_phase_refresh(struct tw_wheel *w)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++) {
+		struct tw_entry *e = tw_lookup(w, tw_id(wl.ref_idx[i]));
+
+		tw_rearm(w, e, w->clk + wl.to_ref[i]);
+	}
+}
+
+static __attribute__((noinline)) void tw_phase_cancel(struct tw_wheel *w)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++)
+		tw_remove(w, tw_lookup(w, tw_id(wl.perm[i])));
+}
+
+static __attribute__((noinline)) size_t tw_phase_expire(struct tw_wheel *w, u64 *sum)
+{
+	struct tw_entry *e;
+	size_t got = 0;
+
+	for (;;) {
+		bool done = tw_advance(w, TIMEOUT_MS, 4096, TIMEOUT_MS);
+
+		while ((e = tw_pop_expired(w))) {
+			*sum += e->id;
+			got++;
+		}
+		if (done)
+			return got;
+	}
+}
+
 static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
 {
 	static struct tw_wheel w;
-	size_t n = wl.n, i, got = 0;
+	size_t n = wl.n, i, got;
 	u64 t0, t1, sum = 0;
 	long rss0 = rss_bytes();
-	struct tw_entry *e;
 
 	tw_init(&w, 0, &tw_test_key);
 	t0 = ns_now_start();
-	for (i = 0; i < n; i++) {
-		e = &ents[i];
-		e->id = tw_id(i);
-		if (tw_lookup(&w, e->id) || tw_test_add(&w, e, w.clk + wl.to_add[i]))
-			abort();
-	}
+	tw_phase_add(&w, ents);
 	t1 = ns_now_end();
 	result_take(r, OP_ADD, t0, t1);
 	if (first) {
@@ -230,38 +290,33 @@ static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
 	}
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++) {
-		e = tw_lookup(&w, tw_id(wl.ref_idx[i]));
-		tw_rearm(&w, e, w.clk + wl.to_ref[i]);
-	}
+	tw_phase_refresh(&w);
 	t1 = ns_now_end();
 	result_take(r, OP_REFRESH, t0, t1);
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++) {
-		e = tw_lookup(&w, tw_id(wl.perm[i]));
-		tw_remove(&w, e);
-	}
+	tw_phase_cancel(&w);
 	t1 = ns_now_end();
 	result_take(r, OP_CANCEL, t0, t1);
 	if (w.nr_live != n - wl.ops)
 		abort();
 
+	/*
+	 * Cancelling every entry (n <= OPS_SAMPLE) leaves the index shrinking
+	 * from 2^20 buckets to 64, a move that takes thousands of index
+	 * operations; adds meanwhile overfill the 64 buckets and fail with
+	 * -ENOMEM after 512. Start the shrink and finish its move first
+	 * (untimed): the re-adds only set up the expiry phase.
+	 */
+	tw_test_prepare(&w);
+	while (w.index.old)
+		tw_lookup(&w, 0);
 	for (i = 0; i < wl.ops; i++)
 		if (tw_test_add(&w, &ents[wl.perm[i]], w.clk + wl.to_add[wl.perm[i]]))
 			abort();
 
 	t0 = ns_now_start();
-	for (;;) {
-		bool done = tw_advance(&w, TIMEOUT_MS, 4096, TIMEOUT_MS);
-
-		while ((e = tw_pop_expired(&w))) {
-			sum += e->id;
-			got++;
-		}
-		if (done)
-			break;
-	}
+	got = tw_phase_expire(&w, &sum);
 	t1 = ns_now_end();
 	result_take(r, OP_EXPIRE, t0, t1);
 	if (got != n || w.nr_live)
@@ -282,13 +337,50 @@ static void uv_fire(uv_timer_t *t)
 	uv_fired++;
 }
 
+static __attribute__((noinline)) void uv_phase_add(uv_timer_t *timers)
+{
+	size_t i;
+
+	for (i = 0; i < wl.n; i++)
+		uv_timer_start(&timers[i], uv_fire, wl.to_add[i], 0);
+}
+
+static __attribute__((noinline)) void uv_phase_refresh(uv_timer_t *timers)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_start(&timers[wl.ref_idx[i]], uv_fire, wl.to_ref[i], 0);
+}
+
+static __attribute__((noinline)) void uv_phase_cancel(uv_timer_t *timers)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_stop(&timers[wl.perm[i]]);
+}
+
+static __attribute__((noinline)) unsigned int uv_phase_expire(uv_loop_t *loop)
+{
+	unsigned int runs = 0;
+
+	uv_fired = 0;
+	while (uv_fired < wl.n) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		if (++runs > 1000000)
+			abort();
+	}
+	return runs;
+}
+
 static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
 {
 	size_t n = wl.n, i;
 	uv_loop_t loop;
 	u64 t0, t1;
 	long rss0 = rss_bytes();
-	unsigned int runs = 0;
+	unsigned int runs;
 
 	if (uv_loop_init(&loop))
 		abort();
@@ -299,8 +391,7 @@ static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
 	loop.time -= PAST_MS;
 
 	t0 = ns_now_start();
-	for (i = 0; i < n; i++)
-		uv_timer_start(&timers[i], uv_fire, wl.to_add[i], 0);
+	uv_phase_add(timers);
 	t1 = ns_now_end();
 	result_take(r, OP_ADD, t0, t1);
 	if (first) {
@@ -309,14 +400,12 @@ static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
 	}
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++)
-		uv_timer_start(&timers[wl.ref_idx[i]], uv_fire, wl.to_ref[i], 0);
+	uv_phase_refresh(timers);
 	t1 = ns_now_end();
 	result_take(r, OP_REFRESH, t0, t1);
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++)
-		uv_timer_stop(&timers[wl.perm[i]]);
+	uv_phase_cancel(timers);
 	t1 = ns_now_end();
 	result_take(r, OP_CANCEL, t0, t1);
 
@@ -324,13 +413,8 @@ static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
 		uv_timer_start(&timers[wl.perm[i]], uv_fire,
 			       wl.to_add[wl.perm[i]], 0);
 
-	uv_fired = 0;
 	t0 = ns_now_start();
-	while (uv_fired < n) {
-		uv_run(&loop, UV_RUN_NOWAIT);
-		if (++runs > 1000000)
-			abort();
-	}
+	runs = uv_phase_expire(&loop);
 	t1 = ns_now_end();
 	result_take(r, OP_EXPIRE, t0, t1);
 	if (first)
@@ -338,6 +422,154 @@ static void bench_libuv(struct result *r, uv_timer_t *timers, bool first)
 
 	for (i = 0; i < n; i++)
 		uv_close((uv_handle_t *)&timers[i], NULL);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&loop))
+		abort();
+}
+
+/* ---- libuv + an id map ------------------------------------------------ */
+
+/*
+ * What a libuv user with ids keeps: a map id -> timer (uthash, keyed by
+ * the 64-bit id, its default Jenkins hash), found on every refresh and
+ * cancel, entered on add and left on cancel and expiry, the timer and its
+ * map handle in one allocation (one array, as for twheel).
+ */
+struct uvm_timer {
+	uv_timer_t timer;
+	u64 id;
+	UT_hash_handle hh;
+};
+
+static struct uvm_timer *uvm_map;
+static size_t uvm_fired;
+
+static void uvm_fire(uv_timer_t *t)
+{
+	struct uvm_timer *u = container_of(t, struct uvm_timer, timer);
+
+	HASH_DEL(uvm_map, u);
+	uvm_fired++;
+}
+
+static struct uvm_timer *uvm_find(u64 id)
+{
+	struct uvm_timer *u;
+
+	HASH_FIND(hh, uvm_map, &id, sizeof(id), u);
+	if (!u)
+		abort();
+	return u;
+}
+
+static __attribute__((noinline)) void uvm_phase_add(struct uvm_timer *ut)
+{
+	size_t i;
+
+	for (i = 0; i < wl.n; i++) {
+		struct uvm_timer *u = &ut[i], *dup;
+
+		u->id = tw_id(i);
+		HASH_FIND(hh, uvm_map, &u->id, sizeof(u->id), dup);
+		if (dup)
+			abort();
+		HASH_ADD(hh, uvm_map, id, sizeof(u->id), u);
+		uv_timer_start(&u->timer, uvm_fire, wl.to_add[i], 0);
+	}
+}
+
+static __attribute__((noinline)) void uvm_phase_refresh(void)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++)
+		uv_timer_start(&uvm_find(tw_id(wl.ref_idx[i]))->timer, uvm_fire,
+			       wl.to_ref[i], 0);
+}
+
+static __attribute__((noinline)) void uvm_phase_cancel(void)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++) {
+		struct uvm_timer *u = uvm_find(tw_id(wl.perm[i]));
+
+		uv_timer_stop(&u->timer);
+		HASH_DEL(uvm_map, u);
+	}
+}
+
+static __attribute__((noinline)) unsigned int uvm_phase_expire(uv_loop_t *loop)
+{
+	unsigned int runs = 0;
+
+	uvm_fired = 0;
+	while (uvm_fired < wl.n) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		if (++runs > 1000000)
+			abort();
+	}
+	return runs;
+}
+
+static void bench_libuv_map(struct result *r, struct uvm_timer *ut, bool first)
+{
+	size_t n = wl.n, i;
+	uv_loop_t loop;
+	u64 t0, t1;
+	long rss0 = rss_bytes();
+	unsigned int runs;
+
+	if (uv_loop_init(&loop))
+		abort();
+	for (i = 0; i < n; i++)
+		uv_timer_init(&loop, &ut[i].timer);
+	uv_update_time(&loop);
+	loop.time -= PAST_MS;
+
+	t0 = ns_now_start();
+	uvm_phase_add(ut);
+	t1 = ns_now_end();
+	result_take(r, OP_ADD, t0, t1);
+	if (first) {
+		/* The entry, and the map's buckets and table, per entry. */
+		r->bytes = sizeof(struct uvm_timer) +
+			   (double)(uvm_map->hh.tbl->num_buckets * sizeof(UT_hash_bucket) +
+				    sizeof(UT_hash_table)) / n;
+		r->rss_delta = rss_bytes() - rss0;
+	}
+
+	t0 = ns_now_start();
+	uvm_phase_refresh();
+	t1 = ns_now_end();
+	result_take(r, OP_REFRESH, t0, t1);
+
+	t0 = ns_now_start();
+	uvm_phase_cancel();
+	t1 = ns_now_end();
+	result_take(r, OP_CANCEL, t0, t1);
+	if (HASH_COUNT(uvm_map) != n - wl.ops)
+		abort();
+
+	for (i = 0; i < wl.ops; i++) {
+		struct uvm_timer *u = &ut[wl.perm[i]];
+
+		HASH_ADD(hh, uvm_map, id, sizeof(u->id), u);
+		uv_timer_start(&u->timer, uvm_fire, wl.to_add[wl.perm[i]], 0);
+	}
+
+	t0 = ns_now_start();
+	runs = uvm_phase_expire(&loop);
+	t1 = ns_now_end();
+	result_take(r, OP_EXPIRE, t0, t1);
+	if (HASH_COUNT(uvm_map))
+		abort();
+	if (first)
+		printf("# libuv-map n=%zu fired=%zu uv_run calls=%u\n", n, uvm_fired, runs);
+
+	HASH_CLEAR(hh, uvm_map);
+	for (i = 0; i < n; i++)
+		uv_close((uv_handle_t *)&ut[i].timer, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&loop))
 		abort();
@@ -380,6 +612,49 @@ static size_t ev_heap_capacity(size_t n)
 	return a;
 }
 
+static __attribute__((noinline)) void ev_phase_add(struct event **evs)
+{
+	struct timeval tv;
+	size_t i;
+
+	for (i = 0; i < wl.n; i++) {
+		tv = past_tv(wl.to_add[i]);
+		evtimer_add(evs[i], &tv);
+	}
+}
+
+static __attribute__((noinline)) void ev_phase_refresh(struct event **evs)
+{
+	struct timeval tv;
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++) {
+		tv = past_tv(wl.to_ref[i]);
+		evtimer_add(evs[wl.ref_idx[i]], &tv);
+	}
+}
+
+static __attribute__((noinline)) void ev_phase_cancel(struct event **evs)
+{
+	size_t i;
+
+	for (i = 0; i < wl.ops; i++)
+		evtimer_del(evs[wl.perm[i]]);
+}
+
+static __attribute__((noinline)) unsigned int ev_phase_expire(struct event_base *base)
+{
+	unsigned int loops = 0;
+
+	ev_fired = 0;
+	while (ev_fired < wl.n) {
+		event_base_loop(base, EVLOOP_NONBLOCK | EVLOOP_ONCE);
+		if (++loops > 1000000)
+			abort();
+	}
+	return loops;
+}
+
 static void bench_libevent(struct result *r, struct event **evs, bool first)
 {
 	size_t n = wl.n, i;
@@ -387,7 +662,7 @@ static void bench_libevent(struct result *r, struct event **evs, bool first)
 	struct timeval tv;
 	u64 t0, t1;
 	long rss0;
-	unsigned int loops = 0;
+	unsigned int loops;
 
 	if (!base)
 		abort();
@@ -399,10 +674,7 @@ static void bench_libevent(struct result *r, struct event **evs, bool first)
 	}
 
 	t0 = ns_now_start();
-	for (i = 0; i < n; i++) {
-		tv = past_tv(wl.to_add[i]);
-		evtimer_add(evs[i], &tv);
-	}
+	ev_phase_add(evs);
 	t1 = ns_now_end();
 	result_take(r, OP_ADD, t0, t1);
 	if (first) {
@@ -412,16 +684,12 @@ static void bench_libevent(struct result *r, struct event **evs, bool first)
 	}
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++) {
-		tv = past_tv(wl.to_ref[i]);
-		evtimer_add(evs[wl.ref_idx[i]], &tv);
-	}
+	ev_phase_refresh(evs);
 	t1 = ns_now_end();
 	result_take(r, OP_REFRESH, t0, t1);
 
 	t0 = ns_now_start();
-	for (i = 0; i < wl.ops; i++)
-		evtimer_del(evs[wl.perm[i]]);
+	ev_phase_cancel(evs);
 	t1 = ns_now_end();
 	result_take(r, OP_CANCEL, t0, t1);
 
@@ -430,13 +698,8 @@ static void bench_libevent(struct result *r, struct event **evs, bool first)
 		evtimer_add(evs[wl.perm[i]], &tv);
 	}
 
-	ev_fired = 0;
 	t0 = ns_now_start();
-	while (ev_fired < n) {
-		event_base_loop(base, EVLOOP_NONBLOCK | EVLOOP_ONCE);
-		if (++loops > 1000000)
-			abort();
-	}
+	loops = ev_phase_expire(base);
 	t1 = ns_now_end();
 	result_take(r, OP_EXPIRE, t0, t1);
 	if (first)
@@ -450,6 +713,10 @@ static void bench_libevent(struct result *r, struct event **evs, bool first)
 
 static int reps_for(size_t n)
 {
+	const char *env = getenv("BENCH_REPS");
+
+	if (env && atoi(env) > 0)
+		return atoi(env);
 	if (n <= 10000)
 		return 5;
 	if (n <= 100000)
@@ -457,6 +724,21 @@ static int reps_for(size_t n)
 	if (n <= 1000000)
 		return 2;
 	return 1;
+}
+
+/* BENCH_IMPLS="twheel libuv-map ..." runs only those (for profiles). */
+static bool impl_wanted(const char *impl)
+{
+	const char *env = getenv("BENCH_IMPLS"), *p;
+	size_t len = strlen(impl);
+
+	if (!env || !*env)
+		return true;
+	for (p = strstr(env, impl); p; p = strstr(p + 1, impl))
+		if ((p == env || p[-1] == ' ' || p[-1] == ',') &&
+		    (p[len] == 0 || p[len] == ' ' || p[len] == ','))
+			return true;
+	return false;
 }
 
 static void bench_n(size_t n)
@@ -467,26 +749,41 @@ static void bench_n(size_t n)
 
 	workload_make(n);
 
-	memset(&r, 0, sizeof(r));
-	mem = xmalloc(n * sizeof(struct tw_entry));
-	for (rep = 0; rep < reps; rep++)
-		bench_twheel(&r, mem, rep == 0);
-	free(mem);
-	result_print("twheel", &r);
+	if (impl_wanted("twheel")) {
+		memset(&r, 0, sizeof(r));
+		mem = xmalloc(n * sizeof(struct tw_entry));
+		for (rep = 0; rep < reps; rep++)
+			bench_twheel(&r, mem, rep == 0);
+		free(mem);
+		result_print("twheel", &r);
+	}
 
-	memset(&r, 0, sizeof(r));
-	mem = xmalloc(n * sizeof(uv_timer_t));
-	for (rep = 0; rep < reps; rep++)
-		bench_libuv(&r, mem, rep == 0);
-	free(mem);
-	result_print("libuv", &r);
+	if (impl_wanted("libuv")) {
+		memset(&r, 0, sizeof(r));
+		mem = xmalloc(n * sizeof(uv_timer_t));
+		for (rep = 0; rep < reps; rep++)
+			bench_libuv(&r, mem, rep == 0);
+		free(mem);
+		result_print("libuv", &r);
+	}
 
-	memset(&r, 0, sizeof(r));
-	mem = xmalloc(n * sizeof(struct event *));
-	for (rep = 0; rep < reps; rep++)
-		bench_libevent(&r, mem, rep == 0);
-	free(mem);
-	result_print("libevent", &r);
+	if (impl_wanted("libuv-map")) {
+		memset(&r, 0, sizeof(r));
+		mem = xmalloc(n * sizeof(struct uvm_timer));
+		for (rep = 0; rep < reps; rep++)
+			bench_libuv_map(&r, mem, rep == 0);
+		free(mem);
+		result_print("libuv-map", &r);
+	}
+
+	if (impl_wanted("libevent")) {
+		memset(&r, 0, sizeof(r));
+		mem = xmalloc(n * sizeof(struct event *));
+		for (rep = 0; rep < reps; rep++)
+			bench_libevent(&r, mem, rep == 0);
+		free(mem);
+		result_print("libevent", &r);
+	}
 
 	workload_free();
 	malloc_trim(0);
@@ -498,12 +795,12 @@ int main(int argc, char **argv)
 	unsigned int i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# twheel core vs libuv %s vs libevent %s; tick 1 ms, "
-	       "timeouts 1..%u ms\n", uv_version_string(),
-	       event_get_version(), TIMEOUT_MS);
-	printf("# sizeof: tw_entry %zu, uv_timer_t %zu, struct event %zu\n",
-	       sizeof(struct tw_entry), sizeof(uv_timer_t),
-	       event_get_struct_event_size());
+	printf("# twheel core vs libuv %s (bare, and with a uthash %s id map) "
+	       "vs libevent %s; tick 1 ms, timeouts 1..%u ms\n", uv_version_string(),
+	       UTHASH_STR(UTHASH_VERSION), event_get_version(), TIMEOUT_MS);
+	printf("# sizeof: tw_entry %zu, uv_timer_t %zu, libuv-map entry %zu, "
+	       "struct event %zu\n", sizeof(struct tw_entry), sizeof(uv_timer_t),
+	       sizeof(struct uvm_timer), event_get_struct_event_size());
 	if (argc > 1) {
 		double n = atof(argv[1]);
 
