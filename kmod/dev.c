@@ -297,6 +297,21 @@ static void twheel_index_prepare(struct twheel_ctx *ctx)
 }
 
 /*
+ * After an op failed with ENOMEM: if the index still asks for a table
+ * (its allocation failed, and without one it takes no more ids), try once
+ * more for the ops that follow. Returns true if the lock was dropped, so
+ * the caller's present is stale.
+ */
+static bool twheel_index_retry(struct twheel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	if (!tw_index_wanted(&ctx->wheel))
+		return false;
+	twheel_index_prepare(ctx);
+	return true;
+}
+
+/*
  * Arm the timer for the wheel's next event if that is earlier than what
  * it is armed for. An event that moved later (a cancel, a refresh) is
  * left armed: the work then finds less to do and re-arms.
@@ -364,7 +379,7 @@ static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
  * The wheel's lazy hook when it has a touch table: the deadline of @e has
  * come; if its slot was stamped after its deadline was set, re-arm it as
  * a REFRESH at that time would have (a stamp from the future counts as
- * @now_ns). One load from memory the kernel owns; the value is untrusted.
+ * the present). One load from memory the kernel owns; the value is untrusted.
  */
 static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns,
 			      u64 *expires)
@@ -380,7 +395,14 @@ static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns
 	if (touched <= te->armed_ns || touched == te->seen)
 		return false;
 	te->seen = touched;
-	touched = min(touched, now_ns);
+	/*
+	 * @now_ns was read when the work began; a stamp stored since is no
+	 * stamp from the future, and re-arming from @now_ns would make the
+	 * id's deadline earlier than that touch's. Only a stamp past the
+	 * clock read again here is clamped.
+	 */
+	if (touched > now_ns)
+		touched = min_t(u64, touched, ktime_to_ns(twheel_now(ctx)));
 	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
 	if (!tw_after(tick, w->clk))
 		return false;
@@ -816,6 +838,9 @@ static void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned
 		twheel_op_one(ctx, &ops[i], now);
 		placed |= !ops[i].result && (ops[i].op == TWHEEL_OP_ADD ||
 					     ops[i].op == TWHEEL_OP_REFRESH);
+		/* One failed allocation fails one op, not the rest of the chunk. */
+		if (ops[i].result == -ENOMEM && i + 1 < n && twheel_index_retry(ctx))
+			now = twheel_present(ctx);
 	}
 	/* Only a deadline placed can make the next event earlier. */
 	if (placed)
@@ -923,6 +948,11 @@ static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct tw
 		ret = bad ?: twheel_refresh_locked(ctx, tmpl, ids[i], tick, timeout, now, &e);
 		if (ret)
 			failed[nr_failed++] = ids[i];
+		/* One failed allocation fails one id, not the rest of the chunk. */
+		if (ret == -ENOMEM && i + 1 < n && twheel_index_retry(ctx)) {
+			now = twheel_present(ctx);
+			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
+		}
 		if (trace_twheel_op_enabled()) {
 			struct twheel_op op = *tmpl;
 
