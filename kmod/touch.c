@@ -99,11 +99,13 @@ int twheel_touch_mmap(struct twheel_touch *t, struct vm_area_struct *vma)
 {
 	/*
 	 * Shared, at offset 0, within the table: a private copy would never
-	 * be seen by the kernel, and the table is data, never code.
+	 * be seen by the kernel, and the table is data, never code. MAP_SHARED
+	 * of an fd opened read-only is VM_MAYSHARE without VM_SHARED (it can
+	 * never be written): a reader's view of the same pages, allowed.
 	 */
 	if (vma->vm_pgoff || vma_pages(vma) > t->nr_pages)
 		return -EINVAL;
-	if (!(vma->vm_flags & VM_SHARED) || (vma->vm_flags & VM_EXEC))
+	if (!(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return -EINVAL;
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTEXPAND);
