@@ -990,6 +990,17 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 	ret = twheel_op_check(ctx, &tmpl);
 	if (ret)
 		return ret;
+	/*
+	 * A deadline too far ahead fails the call, not each id: checked
+	 * against the present once here, it can only come nearer later.
+	 */
+	if (tmpl.flags & TWHEEL_OPF_ABSTIME) {
+		u64 tick, timeout;
+
+		ret = twheel_op_tick(ctx, &tmpl, twheel_now(ctx), &tick, &timeout);
+		if (ret)
+			return ret;
+	}
 	/* The count of failures must be writable before anything is applied. */
 	if (put_user(0, &uargs->nr_failed))
 		return -EFAULT;

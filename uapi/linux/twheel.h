@@ -202,8 +202,10 @@ struct twheel_event {
  *		not refreshed (not live; with TWHEEL_OPF_ADD_IF_ABSENT, not
  *		added: ENOSPC or ENOMEM) are written there, in order.
  * @timeout_ns:	with TWHEEL_OPF_TIMEOUT, the timeout of every id; with
- *		TWHEEL_OPF_ABSTIME, their deadline; must be 0 otherwise (the
- *		wheel's default timeout).
+ *		TWHEEL_OPF_ABSTIME, their deadline (one further ahead than
+ *		the wheel's max_timeout_ns fails the call with EINVAL before
+ *		any id is applied); must be 0 otherwise (the wheel's default
+ *		timeout).
  * @count:	number of ids, at most INT_MAX.
  * @flags:	TWHEEL_OPF_TIMEOUT or TWHEEL_OPF_ABSTIME, and
  *		TWHEEL_OPF_ADD_IF_ABSENT; nothing else.
