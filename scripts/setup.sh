@@ -37,6 +37,8 @@ packages() {
 	echo clang libclang-rt-14-dev
 	# `make bench-core`: the core against libuv's and libevent's timers.
 	echo libuv1-dev libevent-dev pkg-config
+	# examples/orders keeps its orders in SQLite (linked statically).
+	echo libsqlite3-dev
 }
 
 installed() {
