@@ -22,7 +22,7 @@ DESTDIR	?=
 
 .PHONY: all module lib clean install demo check core-test fuzz-core \
 	fuzz-core-long bench-core bench-dev selftests setup kernels style \
-	deb dkms-src server-test readme-test check-all
+	deb dkms-src server-test readme-test check-all charts
 
 all: module lib
 
@@ -60,6 +60,11 @@ bench-core:
 
 bench-dev:
 	$(MAKE) -C bench run
+
+# The benchmark charts of docs/ (PNG), from the result files in docs/data.
+charts:
+	./scripts/setup.sh --charts
+	./docs/plot.sh
 
 demo:
 	./scripts/demo.sh

@@ -105,7 +105,7 @@ struct twheel_user *twheel_user_get(void)
 	if (user)
 		return user;
 
-	new = kzalloc(sizeof(*new), GFP_KERNEL_ACCOUNT);
+	new = kzalloc_obj(*new, GFP_KERNEL_ACCOUNT);
 	if (!new)
 		return NULL;
 	new->uid = uid;

@@ -13,6 +13,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 
 /* hrtimer_setup(): since 6.13; hrtimer_init() is gone since 6.15. */
@@ -26,6 +27,17 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 }
 
 #define hrtimer_setup twheel_hrtimer_setup
+#endif
+
+/*
+ * kzalloc_obj(), kvzalloc_obj(): typed allocation of one object, in the
+ * 7.x kernels (7.2 and 7.3 have them, 6.12 does not), which checkpatch
+ * now asks for over k(v)zalloc(sizeof(...)). Macros, so their absence is
+ * the test: no version to guess.
+ */
+#ifndef kzalloc_obj
+#define kzalloc_obj(P, GFP)	kzalloc(sizeof(P), GFP)
+#define kvzalloc_obj(P, GFP)	kvzalloc(sizeof(P), GFP)
 #endif
 
 /* vm_flags_set(), vm_flags_clear(): since 6.3, when vm_flags became read-only. */

@@ -479,7 +479,7 @@ static int twheel_open(struct inode *inode, struct file *file)
 	struct twheel_ctx *ctx;
 	hsiphash_key_t key;
 
-	ctx = kvzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	ctx = kvzalloc_obj(*ctx, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!ctx)
 		return -ENOMEM;
 	ctx->user = twheel_user_get();
@@ -1019,7 +1019,8 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 		done += n;
 		ret = 0;
 		/* Only another thread's munmap or mprotect can fail this now. */
-		if (ufailed && nf && copy_to_user(ufailed + nr_failed, failed, nf * sizeof(*failed)))
+		if (ufailed && nf &&
+		    copy_to_user(ufailed + nr_failed, failed, nf * sizeof(*failed)))
 			ret = -EFAULT;
 		nr_failed += nf;
 		if (ret || done == args.count || signal_pending(current))

@@ -10,9 +10,10 @@
 # root (or through sudo). Called by `make check`, `make demo` and `make
 # setup`.
 #
-#   scripts/setup.sh [--no-kernels | NAME...]
+#   scripts/setup.sh [--no-kernels | --charts | NAME...]
 #
 # NAME: the kernels to fetch (lines of vm/kernels, "source"); default all.
+# --charts: also gnuplot, for `make charts`; no kernels.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,8 +38,12 @@ packages() {
 	echo clang libclang-rt-14-dev
 	# `make bench-core`: the core against libuv's and libevent's timers.
 	echo libuv1-dev libevent-dev pkg-config
+	# `make bench-core`: uthash is the id map beside libuv's heap.
+	echo uthash-dev
 	# examples/orders keeps its orders in SQLite (linked statically).
 	echo libsqlite3-dev
+	# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
+	[ "$charts" = 0 ] || echo gnuplot-nox
 }
 
 installed() {
@@ -54,6 +59,11 @@ missing() {
 
 [ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
 export DEBIAN_FRONTEND=noninteractive
+charts=0
+if [ "${1:-}" = --charts ]; then
+	charts=1
+	set -- --no-kernels
+fi
 
 need=$(missing)
 # shellcheck disable=SC2086 # lists of words
