@@ -271,15 +271,15 @@ stress_progs() {
 # vm_opts KERNEL: sets opts to the guest memory and command line that
 # stress/plan gives KERNEL (2 GiB and nothing by default), and limits.
 vm_opts() {
-	local mem=2G vars='' w
+	local k=$1 mem=2G vars='' w
 	# shellcheck disable=SC2046
-	set -- $(plan_line "$1")
+	set -- $(plan_line "$k")
 	if [ $# -ge 2 ]; then
 		mem=$2
 		for w; do case $w in *=*) vars="$vars $w" ;; esac; done
 	fi
 	opts=(--mem "$mem" --prog-timeout 900 --timeout 3000)
-	case $1 in *@icount) opts+=(--icount) ;; esac
+	case $k in *@icount) opts+=(--icount) ;; esac
 	if [ -n "$vars" ]; then opts+=(--append "${vars# }"); fi
 }
 
