@@ -43,48 +43,6 @@
 #define CHECK_DIR	"/tmp/fdstore-check"
 #define MAX_STARTS	16
 
-/* At most 10 lines of detail on stderr: the counts tell the rest. */
-static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void complain(const char *fmt, ...)
-{
-	static unsigned int said;
-	va_list ap;
-
-	if (said++ >= 10)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static long long fdinfo_of(int fd, const char *key)
-{
-	char path[64], line[128];
-	size_t klen = strlen(key);
-	long long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			val = strtoll(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return val;
-}
-
 /*
  * A wheel's fdinfo has its settings (tick_ns:) and serial (wheel:). The
  * fd's path is no proof: seen from another mount namespace (the
@@ -308,13 +266,13 @@ int fdstore_judge(const char *state_dir, int wfd)
 		sleep_ns(window_end + 2 * NSEC_PER_SEC - now);
 	}
 	for (int quiet = 0, tries = 0; quiet < 2 && tries < 120; tries++) {
-		quiet = fdinfo_of(wfd, "events_waiting") == 0 ? quiet + 1 : 0;
+		quiet = fdinfo_value(wfd, "events_waiting") == 0 ? quiet + 1 : 0;
 		sleep_ns(500 * NSEC_PER_MSEC);
 	}
 	if (read_log(dir, &r) || read_expired(dir, &r))
 		return 1;
 	nr_dumped = dump(wfd, &r);
-	live = fdinfo_of(wfd, "live");
+	live = fdinfo_value(wfd, "live");
 	if (nr_dumped < 0)
 		return 1;
 

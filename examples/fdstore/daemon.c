@@ -53,36 +53,6 @@ uint64_t mono_now(void)
 	return twheel_now(CLOCK_MONOTONIC);
 }
 
-/* xorshift64*: a fixed seed makes a run replayable. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
-/* A value of /proc/self/fdinfo for the wheel: settings and counters. */
-static long long fdinfo(int wfd, const char *key)
-{
-	char path[64], line[128];
-	size_t klen = strlen(key);
-	long long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", wfd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			val = strtoll(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return val;
-}
-
 static void record(struct keeper *k, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -269,8 +239,8 @@ int fdstore_daemon(const struct daemon_cfg *cfg)
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev))
 		return 1;
 	record(&k, "start pid=%d mono_ns=%llu wheel=%lld adopted=%d live=%lld waiting=%lld\n",
-	       getpid(), (unsigned long long)mono_now(), fdinfo(k.wfd, "wheel"), adopted,
-	       fdinfo(k.wfd, "live"), fdinfo(k.wfd, "events_waiting"));
+	       getpid(), (unsigned long long)mono_now(), fdinfo_value(k.wfd, "wheel"), adopted,
+	       fdinfo_value(k.wfd, "live"), fdinfo_value(k.wfd, "events_waiting"));
 	sd_notify_fds("READY=1", NULL, 0);
 
 	for (;;) {

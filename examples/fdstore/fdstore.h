@@ -10,10 +10,10 @@
 #ifndef FDSTORE_H
 #define FDSTORE_H
 
+#include "../example.h"
+
 #include <stdint.h>
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 
 /* The name the wheel's fd has in the store (FDNAME=, LISTEN_FDNAMES). */
 #define WHEEL_FD_NAME	"wheel"

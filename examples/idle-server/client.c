@@ -24,15 +24,6 @@
 #define STEP_NS		(5 * NSEC_PER_MSEC)	/* how often sends are due */
 #define RAMP_NS		NSEC_PER_SEC		/* all connect within this */
 
-/* xorshift64*: a fixed seed makes a run replayable. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
 static uint64_t interval(const struct idle_client_cfg *cfg, uint64_t *seed)
 {
 	return cfg->min_interval_ns +

@@ -10,11 +10,11 @@
 #ifndef IDLE_H
 #define IDLE_H
 
+#include "../example.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 
 struct idle_server_cfg {
 	uint64_t timeout_ns;	/* drop after this long without data */

@@ -46,20 +46,6 @@
 
 #include "idle.h"
 
-/* At most 10 lines of detail on stderr: the counts tell the rest. */
-static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void complain(const char *fmt, ...)
-{
-	static unsigned int said;
-	va_list ap;
-
-	if (said++ >= 10)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
 struct opts {
 	uint16_t port;
 	unsigned int nr_conns, nr_silent, max_conns;
@@ -215,20 +201,6 @@ static struct idle_client_cfg client_cfg(const struct opts *o)
 		.max_interval_ns = o->max_interval_ns, .duration_ns = o->duration_ns,
 		.grace_ns = o->grace_ns, .seed = o->seed,
 	};
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct_ms(const uint64_t *v, unsigned int n, unsigned int p)
-{
-	unsigned int i = (unsigned int)(((unsigned long long)n * p + 99) / 100);
-
-	return n ? v[i ? i - 1 : 0] / 1e6 : 0;
 }
 
 /*

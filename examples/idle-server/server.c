@@ -259,24 +259,6 @@ static int read_expired(struct server *s)
 	}
 }
 
-/* touch_rearms of /proc/self/fdinfo: the kernel's looks that found a touch. */
-static long long fdinfo_rearms(int wfd)
-{
-	char path[64], line[128];
-	long long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", wfd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "touch_rearms: %lld", &val) == 1)
-			break;
-	fclose(f);
-	return val;
-}
-
 int idle_serve(int lfd, const struct idle_server_cfg *cfg)
 {
 	struct server s = { .cfg = cfg, .lfd = lfd, .wfd = -1 };
@@ -327,7 +309,7 @@ out:
 	fprintf(cfg->log, "idle-server: stats accepted=%llu refused=%llu closed=%llu "
 		"dropped=%llu rescued=%llu stale=%llu messages=%llu touches=%llu "
 		"rearms=%lld\n", s.accepted, s.refused, s.closed, s.dropped,
-		s.rescued, s.stale, s.messages, s.touches, fdinfo_rearms(s.wfd));
+		s.rescued, s.stale, s.messages, s.touches, fdinfo_value(s.wfd, "touch_rearms"));
 	fflush(cfg->log);
 	return ret;
 }

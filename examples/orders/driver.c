@@ -41,20 +41,6 @@
 #define GRACE_NS	(3 * NSEC_PER_SEC)	/* after the last deadline */
 #define ID_BASE		100000			/* order numbers look like ones */
 
-/* At most 10 lines of detail on stderr: the counts tell the rest. */
-static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void complain(const char *fmt, ...)
-{
-	static unsigned int said;
-	va_list ap;
-
-	if (said++ >= 10)
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
 enum reply { R_NONE, R_PAID, R_CANCELLED };
 
 struct order {
@@ -73,23 +59,6 @@ struct driver {
 	uint64_t killed_at, started_again_at;
 	unsigned long long answered, failed;	/* requests */
 };
-
-/* xorshift64*: a fixed seed makes a run replayable. */
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC, .tv_nsec = ns % NSEC_PER_SEC };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 static int spawn(struct driver *d)
 {
@@ -288,20 +257,6 @@ static int drive(struct driver *d)
 		}
 		sleep_ns(STEP_NS);
 	}
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct_ms(const uint64_t *v, unsigned int n, unsigned int p)
-{
-	unsigned int i = (unsigned int)(((unsigned long long)n * p + 99) / 100);
-
-	return n ? v[i ? i - 1 : 0] / 1e6 : 0;
 }
 
 struct tally {

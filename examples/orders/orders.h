@@ -9,10 +9,10 @@
 #ifndef ORDERS_H
 #define ORDERS_H
 
+#include "../example.h"
+
 #include <stdint.h>
 
-#define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 
 /* orders.state */
 enum order_state {
