@@ -1168,7 +1168,6 @@ TEST(child_mapping_keeps_the_wheel_after_the_parent_lets_go)
 
 /* ---- memory cgroup ---- */
 
-#define CG_ROOT		"/sys/fs/cgroup"
 #define CG_SLACK	(1LL << 20)
 
 FIXTURE(memcg) {
@@ -1206,18 +1205,11 @@ static long long cg_event(FIXTURE_DATA(memcg) *self, const char *key)
 FIXTURE_SETUP(memcg)
 {
 	char buf[256], pid[32];
-	FILE *f;
 
 	self->moved = false;
 	self->group[0] = 0;
-	f = fopen(CG_ROOT "/cgroup.controllers", "r");
-	if (!f || !fgets(buf, sizeof(buf), f) || !strstr(buf, "memory")) {
-		if (f)
-			fclose(f);
+	if (!memcg_ready())
 		SKIP(return, "no cgroup v2 memory controller at " CG_ROOT);
-	}
-	fclose(f);
-	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(self->group, sizeof(self->group), CG_ROOT "/twheel-touch-%d", getpid());
 	ASSERT_EQ(0, mkdir(self->group, 0755));
 	snprintf(buf, sizeof(buf), "%s/cgroup.procs", self->group);

@@ -35,7 +35,6 @@
 #include "twheel_test.h"
 #include "kselftest.h"
 
-#define CG_ROOT		"/sys/fs/cgroup"
 /* Charge batching and the child's own small allocations. */
 #define SLACK		(512 * 1024LL)
 /*
@@ -228,18 +227,11 @@ int main(int argc, char **argv)
 	long long keep = n * 6 / 100;
 	long long lo, hi, grew, dropped, g1_base, g2_base;
 	struct report r;
-	char buf[256];
 	int status = 0, charged, freed, margin, ok, i;
 
 	ksft_print_header();
-	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
-		mkdir(CG_ROOT, 0755);
-		mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL);
-	}
-	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
-	    !strstr(buf, "memory"))
+	if (!memcg_ready())
 		ksft_exit_skip("no cgroup v2 memory controller\n");
-	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(g1, sizeof(g1), CG_ROOT "/twheel-shrink1-%d", getpid());
 	snprintf(g2, sizeof(g2), CG_ROOT "/twheel-shrink2-%d", getpid());
 	if (mkdir(g1, 0755) || mkdir(g2, 0755))

@@ -25,7 +25,6 @@
 #include "twheel_test.h"
 #include "kselftest.h"
 
-#define CG_ROOT		"/sys/fs/cgroup"
 #define SLACK		(512 * 1024LL)
 #define CHILD_BATCH	4096
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
@@ -180,14 +179,8 @@ int main(int argc, char **argv)
 	int status, status2, outside, held = 1, ok;
 
 	ksft_print_header();
-	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
-		mkdir(CG_ROOT, 0755);
-		mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL);
-	}
-	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
-	    !strstr(buf, "memory"))
+	if (!memcg_ready())
 		ksft_exit_skip("no cgroup v2 memory controller\n");
-	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
 	snprintf(group, sizeof(group), CG_ROOT "/twheel-memcg-%d", getpid());
 	if (mkdir(group, 0755))
 		ksft_exit_skip("cannot create a cgroup\n");

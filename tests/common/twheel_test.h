@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +130,28 @@ static inline long long read_ll(const char *path)
 	if (!strncmp(buf, "max", 3))
 		return LLONG_MAX;
 	return strtoll(buf, NULL, 10);
+}
+
+#define CG_ROOT		"/sys/fs/cgroup"
+
+/*
+ * cgroup v2 at CG_ROOT with the memory controller enabled for children
+ * (mounted first if the VM's /init did not): true if groups made under
+ * CG_ROOT have memory.* files.
+ */
+static inline bool memcg_ready(void)
+{
+	char buf[256];
+
+	if (access(CG_ROOT "/cgroup.controllers", F_OK)) {
+		mkdir(CG_ROOT, 0755);
+		mount("cgroup2", CG_ROOT, "cgroup2", 0, NULL);
+	}
+	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "memory"))
+		return false;
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	return true;
 }
 
 #define TWHEEL_PARAM_DIR	"/sys/module/twheel/parameters/"
