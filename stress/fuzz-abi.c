@@ -909,6 +909,10 @@ static void do_refresh_ids(void)
 		inval = args.timeout_ns != 0;
 	else if (!(args.flags & TWHEEL_OPF_ABSTIME))
 		inval = args.timeout_ns > w->max_timeout;
+	else if (args.timeout_ns > t1 && args.timeout_ns - t1 > w->max_timeout)
+		inval = 1;	/* too far ahead at the call's end, so at its start too */
+	else if (args.timeout_ns > t0 && args.timeout_ns - t0 > w->max_timeout)
+		return;		/* too far ahead at its start only: EINVAL or done */
 	if (inval) {
 		if (ret != -1 || err != EINVAL)
 			report(R_ERRNO, "REFRESH flags %#x timeout %llu count %u pad %#x nr_failed %u returned %ld errno %d, uapi says EINVAL",
