@@ -212,7 +212,7 @@ else
 		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
 		skip
 	else
-		grep -E '^(server|restart|orders|idle-server): ' "$out/server.log" || true
+		grep -E '^server: |^idle-server: conns=|^orders: total=|^restart: ids=' "$out/server.log" || true
 		while IFS= read -r line; do
 			case $line in
 			*' ok'|*' ok '*) pass ;;
@@ -363,7 +363,7 @@ run_kernel() {
 		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
 	echo "$k: summary lines of the stress tests:"
-	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace|idle-server|orders|restart): ' "$res" || true
+	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace): |^idle-server: conns=|^orders: total=|^restart: ids=' "$res" || true
 	release=$(sed -n 's/^twheel-vm: kernel \([^ ]*\) .*/\1/p' "$res" | head -n 1)
 	[ -n "$release" ] || release=$(sed -n 's/.* release=\([^ ]*\) .*/\1/p' "$dir/build-module.txt" 2>/dev/null)
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
