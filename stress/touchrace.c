@@ -20,7 +20,7 @@
  * store was visible before the id's expiry was processed and the id was
  * re-armed, its event's deadline must be at or after stamp + timeout.
  *
- *   touchrace [SECONDS]	(SECONDS: $TWHEEL_STRESS_SECS, else 60)
+ *   touchrace [SECONDS]	(SECONDS: $TWHEEL_STRESS_SECS, else 20)
  *
  * Prints TAP and "touchrace: rounds=N rearmed=N early=N"; exits 1 if any
  * re-armed id expired early.
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 		.touch_slots = 1,
 	};
 	static struct twheel_op ops[FILL + 1];
-	uint64_t secs = arg_or_env(argc, argv, "TWHEEL_STRESS_SECS", 60), end, rs = 0x70c4;
+	uint64_t secs = arg_or_env(argc, argv, "TWHEEL_STRESS_SECS", 20), end, rs = 0x70c4;
 	unsigned int rounds = 0, rearmed = 0, early = 0, i;
 	pthread_t th;
 	int fd, ret;
