@@ -177,7 +177,10 @@ struct twheel_batch_args {
  * @id:		the id whose deadline passed; it is no longer live.
  * @deadline_ns: its deadline, on the tick grid.
  * @expired_ns:	when the wheel processed the tick that passed it;
- *		never before @deadline_ns.
+ *		never before @deadline_ns. @expired_ns - @deadline_ns is the
+ *		event's lateness: a fraction of a tick with CPUs free, more
+ *		when the expiry work (an ordinary nice-0 kernel thread) waits
+ *		for a busy CPU; the deadline itself is never early.
  *
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
