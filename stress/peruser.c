@@ -25,6 +25,7 @@
  */
 #include <grp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -93,6 +94,12 @@ static void agent_loop(int in, int out, uid_t uid)
 
 	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 		_exit(20);
+	/*
+	 * A change of uid makes the process non-dumpable, and before 5.14
+	 * that leaves /proc/self/fdinfo root's, 0500: the agent could not
+	 * read its own wheels' counts (5.10 answered -1).
+	 */
+	prctl(PR_SET_DUMPABLE, 1);
 	while (read(in, &c, sizeof(c)) == sizeof(c)) {
 		struct reply r = { 0, 0 };
 		uint64_t i;
