@@ -12,6 +12,7 @@
  */
 #include "twheel_test.h"
 #include "kselftest_harness.h"
+#include "twheel_harness.h"
 
 #define TICK_NS		(5 * NSEC_PER_MSEC)
 #define DFLT_NS		(200 * NSEC_PER_MSEC)
@@ -66,32 +67,6 @@ static uint64_t grid_up(uint64_t grid, uint64_t tick, uint64_t t)
 	if (t >= grid)
 		return grid + (t - grid + tick - 1) / tick * tick;
 	return grid - (grid - t) / tick * tick;
-}
-
-/*
- * Issue @op with TWHEEL_IOC_OP; check that the return value and errno
- * agree with op->result and that a failed op has its out fields zeroed.
- * Returns 0 or the positive errno.
- */
-static int run_op(struct __test_metadata *_metadata, int fd, struct twheel_op *op)
-{
-	int ret, err;
-
-	op->result = (int32_t)JUNK64;
-	op->deadline_ns = JUNK64;
-	op->remaining_ns = JUNK64;
-	errno = 0;
-	ret = ioctl(fd, TWHEEL_IOC_OP, op);
-	err = errno;
-	if (ret == 0) {
-		EXPECT_EQ(0, op->result);
-		return 0;
-	}
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(-err, op->result);
-	EXPECT_EQ(0, op->deadline_ns);
-	EXPECT_EQ(0, op->remaining_ns);
-	return err;
 }
 
 /* An ABSTIME op with every out field junk. */

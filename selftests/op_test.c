@@ -10,6 +10,7 @@
 
 #include "twheel_test.h"
 #include "kselftest_harness.h"
+#include "twheel_harness.h"
 
 #define TICK_NS		(3 * NSEC_PER_MSEC)
 #define DFLT_NS		(100 * NSEC_PER_MSEC)
@@ -29,30 +30,6 @@ FIXTURE_SETUP(wheel)
 FIXTURE_TEARDOWN(wheel)
 {
 	close(self->fd);
-}
-
-/*
- * Issue @op; check that the ioctl's return and errno agree with
- * op->result and that a failed op has its deadline and remaining zeroed.
- * Returns 0 or the positive errno.
- */
-static int run_op(struct __test_metadata *_metadata, int fd,
-		  struct twheel_op *op)
-{
-	int ret, err;
-
-	errno = 0;
-	ret = ioctl(fd, TWHEEL_IOC_OP, op);
-	err = errno;
-	if (ret == 0) {
-		EXPECT_EQ(0, op->result);
-		return 0;
-	}
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(-err, op->result);
-	EXPECT_EQ(0, op->deadline_ns);
-	EXPECT_EQ(0, op->remaining_ns);
-	return err;
 }
 
 static int op1(struct __test_metadata *_metadata, int fd, uint32_t code,

@@ -20,6 +20,7 @@
 
 #include "twheel_test.h"
 #include "kselftest_harness.h"
+#include "twheel_harness.h"
 
 #define TICK_NS		(10 * NSEC_PER_MSEC)
 /* The default timeout: long enough that a stalled VM still touches in time. */
@@ -89,28 +90,6 @@ static int setup_errno(int fd, uint32_t flags, uint32_t slots, uint32_t cap)
 
 	errno = 0;
 	return ioctl(fd, TWHEEL_IOC_SETUP, &args) ? errno : 0;
-}
-
-/* Issue @op; check return, errno and the zeroed outs of a failure. */
-static int run_op(struct __test_metadata *_metadata, int fd, struct twheel_op *op)
-{
-	int ret, err;
-
-	op->result = (int32_t)JUNK64;
-	op->deadline_ns = JUNK64;
-	op->remaining_ns = JUNK64;
-	errno = 0;
-	ret = ioctl(fd, TWHEEL_IOC_OP, op);
-	err = errno;
-	if (ret == 0) {
-		EXPECT_EQ(0, op->result);
-		return 0;
-	}
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(-err, op->result);
-	EXPECT_EQ(0, op->deadline_ns);
-	EXPECT_EQ(0, op->remaining_ns);
-	return err;
 }
 
 /* The slot @id is bound to as the dump lists it; -1 if not listed. */
