@@ -969,13 +969,15 @@ static void do_refresh_ids(void)
 		calls++;
 	}
 	/*
-	 * Past the failures only the room of what was processed may be
-	 * written, and only with zeros; past that nothing.
+	 * Past the failures only the room for the @count ids may be written,
+	 * and only with zeros (uapi: the room of each chunk is zeroed before
+	 * the chunk is applied, so the chunk that stopped the call early may
+	 * have had its room zeroed too); past that nothing.
 	 */
 	for (i = nf * 8; i < 2 * PAGE - ((uint8_t *)failed - fail_region); i++) {
 		uint8_t a = ((uint8_t *)failed)[i], b = saved[(uint8_t *)failed - fail_region + i];
 
-		if (a != b && (a || i >= (uint64_t)ret * 8)) {
+		if (a != b && (a || i >= (uint64_t)args.count * 8)) {
 			report(R_STRAY, "REFRESH: byte %u of the failures changed to %#x (%u processed, %u failed)",
 			       i, a, (unsigned)ret, nf);
 			break;
@@ -1517,13 +1519,26 @@ static void check_table(const struct winfo *w, const uint64_t *p, size_t len, in
 	}
 }
 
-/* Whether the writer may be storing into wheel @serial's table now. */
+/*
+ * The wheels whose tables the parent's writer may be storing into while
+ * a forked child runs: those it had mapped at the fork (the parent waits
+ * for the child, so that set holds still). The child's own tmaps[] drift
+ * from it as the child unmaps and maps, but the pages are the same.
+ */
+static uint64_t parent_writer_serials[NTMAPS];
+static int parent_writer_maps[NTMAPS];
+
+/*
+ * Whether a writer may be storing into wheel @serial's table now: this
+ * process's, or in a forked child its parent's.
+ */
 static int writer_maps(uint64_t serial)
 {
 	int i;
 
 	for (i = 0; i < NTMAPS; i++)
-		if (atomic_load(&tmaps[i].live) && tmaps[i].serial == serial)
+		if ((atomic_load(&tmaps[i].live) && tmaps[i].serial == serial) ||
+		    (is_child && parent_writer_maps[i] && parent_writer_serials[i] == serial))
 			return 1;
 	return 0;
 }
@@ -2287,6 +2302,10 @@ static void do_fd_games(void)
 		calls++;
 		if (pid == 0) {
 			is_child = 1;
+			for (k = 0; k < NTMAPS; k++) {
+				parent_writer_maps[k] = writer_running && atomic_load(&tmaps[k].live);
+				parent_writer_serials[k] = tmaps[k].serial;
+			}
 			writer_running = 0;
 			memset(reports, 0, sizeof(reports));
 			memset(pristine, 0, sizeof(pristine));
