@@ -100,7 +100,15 @@ else
 	usage
 fi
 case $accel in
-tcg) qemu_cpu=qemu64 ;;
+tcg)
+	qemu_cpu=qemu64
+	# Under TCG the guest's TSC is the host's (or icount): right, but a
+	# loaded host stalls a vCPU between the watchdog's HPET and TSC
+	# reads, the watchdog marks the TSC unstable some 30 s in, and the
+	# static keys it then flips are patched with int3 while the other
+	# vCPU runs, which TCG does not always survive (an "Oops: int3" in
+	# sched_clock_cpu, seen once on 7.2). Trust the TSC from boot.
+	cmdline="$cmdline tsc=reliable" ;;
 kvm) qemu_cpu=host ;;
 *) die "--accel must be tcg or kvm" ;;
 esac
