@@ -177,7 +177,7 @@ static void race_adds(int *fds, int nfds, unsigned int per, struct adder *sum)
 	}
 }
 
-TEST(per_wheel_cap_holds_under_racing_adders)
+TEST_F_TIMEOUT(caps, per_wheel_cap_holds_under_racing_adders, 120)
 {
 	int fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 10000);
 	struct adder sum;
@@ -191,7 +191,7 @@ TEST(per_wheel_cap_holds_under_racing_adders)
 	close(fd);
 }
 
-TEST_F(caps, global_cap_holds_under_racing_adders)
+TEST_F_TIMEOUT(caps, global_cap_holds_under_racing_adders, 120)
 {
 	int fds[2];
 	struct adder sum;

@@ -272,7 +272,7 @@ TEST_F(wheel, expired_ids_waiting_to_be_read_are_not_listed)
 }
 
 /* Ids keep their place in the order while others come and go. */
-TEST_F(wheel, order_is_fixed_for_the_wheels_life)
+TEST_F_TIMEOUT(wheel, order_is_fixed_for_the_wheels_life, 120)
 {
 	enum { N = 200, OTHERS = 50000 };
 	uint64_t first[N], cursor = 0;
