@@ -10,10 +10,18 @@
 # root (or through sudo). Called by `make check`, `make demo` and `make
 # setup`.
 #
-#   scripts/setup.sh [--no-kernels | --charts | NAME...]
+#   scripts/setup.sh [--no-kernels | --charts | --kernel-deps NAME... | NAME...]
 #
 # NAME: the kernels to fetch (lines of vm/kernels, "source"); default all.
 # --charts: also gnuplot, for `make charts`; no kernels.
+# --kernel-deps: what the fetched kernels NAME built on the host (their
+#   linux-headers and linux-kbuild packages) depend on, read from the
+#   packages themselves (kernels/NAME/host-depends, vm/fetch-kernels.sh):
+#   pahole for a kernel with BTF, its gcc-N, the libraries of its kbuild
+#   binaries. A dependency Debian 12 cannot give is named, not fatal:
+#   the build says whether it needed it. vm/build-module.sh calls this
+#   before every host build, so a new kernel line that needs a new tool
+#   gets it on a fresh machine.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,8 +65,57 @@ missing() {
 	done
 }
 
+# satisfiable GROUP: the first alternative of a Depends group ("a (>= 1)
+# | b") that the host's apt can install in a version that satisfies it;
+# nothing if none can.
+satisfiable() {
+	local alt name op ver cand
+	while IFS= read -r alt; do
+		name=$(echo "$alt" | sed -E 's/^ *([^ (]+).*/\1/')
+		op=$(echo "$alt" | sed -nE 's/.*\(([<>=]+) *([^)]*)\).*/\1/p')
+		ver=$(echo "$alt" | sed -nE 's/.*\(([<>=]+) *([^)]*)\).*/\2/p')
+		cand=$(apt-cache policy "$name" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+		[ -n "$cand" ] && [ "$cand" != "(none)" ] || continue
+		if [ -n "$op" ]; then
+			case $op in '>') op='>>' ;; '<') op='<<' ;; esac
+			dpkg --compare-versions "$cand" "$op" "$ver" || continue
+		fi
+		echo "$name"
+		return 0
+	done < <(echo "$1" | tr '|' '\n')
+}
+
+# kernel_deps NAME...: install what the host builds of kernels NAME need.
+kernel_deps() {
+	local k f group name need=''
+	for k; do
+		f=$cache/kernels/$k/host-depends
+		[ -f "$f" ] || { echo "setup: no $f: fetch the kernel first (vm/fetch-kernels.sh $k)" >&2; return 1; }
+		while IFS= read -r group; do
+			name=$(satisfiable "$group")
+			if [ -z "$name" ]; then
+				echo "setup: kernel $k asks for '$group', which this host cannot install; building without it"
+			elif ! installed "$name"; then
+				need="$need $name"
+			fi
+		done <"$f"
+	done
+	[ -n "$need" ] || return 0
+	echo "setup: installing for the kernels' builds:$need"
+	# shellcheck disable=SC2086 # a list of words
+	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $need ||
+		{ apt-get -o DPkg::Lock::Timeout=900 update -q &&
+			apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $need; }
+}
+
 [ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
 export DEBIAN_FRONTEND=noninteractive
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+if [ "${1:-}" = --kernel-deps ]; then
+	shift
+	kernel_deps "$@"
+	exit
+fi
 charts=0
 if [ "${1:-}" = --charts ]; then
 	charts=1

@@ -43,6 +43,10 @@ else
 	cc=
 	# Debian 11's headers name gcc-10; the host's gcc builds them.
 	[ "$toolchain" = host ] && kdir=$cache/kernels/$name/$headers cc=gcc
+	# The tools these headers' own packages depend on (pahole, ...).
+	if [ "$toolchain" = host ]; then
+		"$here/../scripts/setup.sh" --kernel-deps "$name" >&2 || die "could not install what its build needs"
+	fi
 fi
 
 mkdir -p "$out"

@@ -17,6 +17,7 @@
 #   kernels/NAME/env         release=, toolchain=, headers=, packages=
 #   kernels/NAME/vmlinuz     the image vm/run.sh boots
 #   kernels/NAME/root/       unpacked headers and kbuild (host lines)
+#   kernels/NAME/host-depends  what those packages depend on (host lines)
 #   chroot/sid/              the chroot of the "chroot" lines (vm/chroot.sh)
 #   linux-source/            linux-source-X.Y.tar.xz, env, tree/ (checkpatch,
 #                            kselftest headers)
@@ -144,6 +145,20 @@ extract_vmlinuz() {
 	[ -f "$2/vmlinuz" ] || die "no vmlinuz in $1"
 }
 
+# host_depends DEB...: what the packages depend on outside the kernel's
+# own (linux-headers, linux-kbuild, linux-image, which are unpacked
+# here), one group of alternatives a line, as Debian wrote it: the tools
+# a build against these headers runs on the host (pahole, gcc-N, the
+# libraries of kbuild's binaries). scripts/setup.sh --kernel-deps
+# installs them.
+host_depends() {
+	local deb
+	for deb; do
+		dpkg-deb -f "$deb" Depends
+	done | tr ',' '\n' | sed 's/^ *//; s/ *$//' |
+		grep -Ev '^(linux-(headers|kbuild|image|binary)-)' | grep -v '^$' | sort -u
+}
+
 # complete DIR: kernels/NAME has its image, and its headers are there (a
 # chroot made anew has none).
 complete() {
@@ -152,7 +167,7 @@ complete() {
 	(
 		. "$1/env"
 		case $toolchain in
-		host) [ -f "$1/$headers/.config" ] ;;
+		host) [ -f "$1/$headers/.config" ] && [ -f "$1/host-depends" ] ;;
 		*) [ -f "$cache/chroot/sid$headers/.config" ] ;;
 		esac
 	)
@@ -187,6 +202,7 @@ fetch_line() {
 	if [ "$tc" = host ]; then
 		# shellcheck disable=SC2086 # a list of words
 		download "$suite" "$new/debs" $pkgs
+		host_depends "$new"/debs/*.deb >"$new/host-depends"
 		for deb in "$new"/debs/*.deb; do
 			case $(basename "$deb") in
 			"${img%%=*}"_*) extract_vmlinuz "$deb" "$new" ;;
