@@ -40,6 +40,10 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --qemu-opt OPT     one more QEMU argument (repeatable), e.g. a TCG plugin
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
   --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
+  --lang             the Debian root of vm/langroot.sh at /debian in the guest
+                     (Python, Java, Node, Redis), entered with in-debian CMD
+  --copy DIR         copy the host directory DIR into the guest as
+                     /opt/NAME, NAME its last component (repeatable)
   --shell            console on this terminal, a shell after the tests
 EOF
 	exit 2
@@ -58,6 +62,8 @@ append=
 out=
 src=${TWHEEL_SRC:-$(dirname "$here")}
 shell=0
+lang=0
+copies=()
 qemu_extra=()
 
 while [ $# -gt 0 ]; do
@@ -72,6 +78,8 @@ while [ $# -gt 0 ]; do
 	--qemu-opt) qemu_extra+=("$2"); shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
+	--lang) lang=1; shift ;;
+	--copy) copies+=("$2"); shift 2 ;;
 	--shell) shell=1; shift ;;
 	-h|--help) usage ;;
 	-*) usage ;;
@@ -153,10 +161,21 @@ if [ -n "$cmd" ]; then
 	chmod +x "$root/tests/cmd"
 	echo cmd >>"$root/tests/list"
 fi
+for d in ${copies[@]+"${copies[@]}"}; do
+	[ -d "$d" ] || die "--copy $d: not a directory"
+	mkdir -p "$root/opt"
+	cp -a "$d" "$root/opt/$(basename "$(cd "$d" && pwd)")"
+done
 printf 'prog_timeout=%s\nshell=%s\n' "$prog_timeout" "$shell" >"$root/config"
 cp "$here/init" "$root/init"
 chmod +x "$root/init"
-(cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$out/initramfs.cpio"
+# The kernel unpacks concatenated archives in turn: the Debian root first.
+: >"$out/initramfs.cpio"
+if [ "$lang" = 1 ]; then
+	langroot=$("$here/langroot.sh") || die "the language root did not build (vm/langroot.sh)"
+	cat "$langroot" >"$out/initramfs.cpio"
+fi
+(cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >>"$out/initramfs.cpio"
 
 # By hand (--shell) the console is this terminal and there is no timeout.
 if [ "$shell" = 1 ]; then

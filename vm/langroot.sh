@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian 12 root that language tests and the scenario benchmarks run
+# in inside the test VM (vm/run.sh --lang): the busybox initramfs has no
+# runtime, so this root is packed next to it at /debian and programs run
+# chrooted there (in-debian, vm/init). Built once with debootstrap
+# (minbase) into the cache and packed as a cpio whose paths all begin
+# with debian/; a new one is made when the package list, this script or
+# the host's Node changes (the key is a hash of the three).
+#
+#   vm/langroot.sh            build if needed; print the cpio's path
+#   vm/langroot.sh --cached   print the path if built, else exit 1
+#
+# Node 20 is not in Debian 12 (which has 18): the machine's own Node 20,
+# the one the bindings are built against, is copied in as
+# /usr/local/bin/node. Docs, man pages and locales are dropped: the root
+# lives in guest RAM.
+set -eu
+
+# What the programs need, and why:
+#  python3, python3-pytest, python3-pytest-asyncio: the Python binding's
+#    tests (Debian's pytest, no pip at test time);
+#  python3-venv: installing the binding's wheel as a user would;
+#  openjdk-17-jre-headless: the Java binding's tests and the JVM peers of
+#    the scenario benchmarks (Netty, Kafka, the JDK's own queues);
+#  redis-server: the Redis peers of the scenario benchmarks;
+#  ca-certificates: what the JRE's package expects to find;
+#  libstdc++6: the host's Node binary links it.
+packages="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless redis-server ca-certificates libstdc++6"
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
+mirror=${TWHEEL_MIRROR:-http://deb.debian.org/debian}
+node=$(command -v node || true)
+
+die() { echo "langroot: $*" >&2; exit 1; }
+
+[ -n "$node" ] || die "no node on PATH (the machine's Node 20 is copied into the root)"
+key=$({ echo "$packages"; cat "$0"; "$node" --version; } | sha256sum | cut -c1-12)
+dir=$cache/langroot/$key
+cpio=$dir/root.cpio
+
+if [ "${1:-}" = --cached ]; then
+	[ -f "$cpio" ] && { echo "$cpio"; exit 0; }
+	exit 1
+fi
+
+mkdir -p "$cache/langroot"
+exec 9>"$cache/langroot/lock"
+flock 9
+[ -f "$cpio" ] && { echo "$cpio"; exit 0; }
+command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
+
+start=$(date +%s)
+new=$dir.new
+rm -rf "$new"
+mkdir -p "$new/stage" "$cache/debootstrap"
+root=$new/stage/debian
+echo "langroot: debootstrapping Debian 12 with: $packages" >&2
+# Progress every 30 s: debootstrap is silent while it unpacks.
+(
+	while sleep 30; do
+		echo "langroot: debootstrap running for $(( $(date +%s) - start )) s," \
+			"$(du -sm "$root" 2>/dev/null | cut -f1) MiB so far" >&2
+	done
+) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true' EXIT
+debootstrap --variant=minbase --cache-dir="$cache/debootstrap" \
+	--include="${packages// /,}" bookworm "$root" "$mirror" >"$new/debootstrap.log" 2>&1 || {
+	tail -n 30 "$new/debootstrap.log" >&2
+	die "debootstrap failed (log: $new/debootstrap.log)"
+}
+kill $ticker 2>/dev/null || true
+install -m 755 "$node" "$root/usr/local/bin/node"
+rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
+	"$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+find "$root/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name 'C.*' -exec rm -rf {} + 2>/dev/null || true
+(cd "$new/stage" && find debian | cpio --quiet -o -H newc -R 0:0) >"$new/root.cpio"
+rm -rf "$new/stage"
+rm -rf "$dir"
+mv "$new" "$dir"
+echo "langroot: $(du -m "$cpio" | cut -f1) MiB in $cpio, built in $(( $(date +%s) - start )) s" >&2
+echo "$cpio"
