@@ -22,7 +22,7 @@ DESTDIR	?=
 
 .PHONY: all module lib clean install demo check core-test fuzz-core \
 	fuzz-core-long bench-core bench-dev selftests setup kernels style \
-	deb dkms-src server-test readme-test check-all charts
+	deb dkms-src server-test readme-test check-all charts fresh-check
 
 all: module lib
 
@@ -71,6 +71,11 @@ demo:
 
 check:
 	./scripts/check.sh
+
+# The README's "Try it" commands in a pristine Debian 12 root, as CI runs
+# them (scripts/fresh.sh).
+fresh-check:
+	./scripts/fresh.sh
 
 # What does not fit CI's time: the check, then the Debian server VM
 # (install, reboot, kernel upgrade, removal; about 35 min, 50 more the
