@@ -35,8 +35,12 @@ keep=0
 # outside their own trees that they read: mounted read-only.
 toolchains="/usr/local/go /root/.pyenv
 	/usr/lib/jvm /etc/java-17-openjdk /etc/ssl/certs/java
-	/usr/share/maven /usr/share/java /etc/maven
+	/usr/share/maven /etc/maven
 	/usr/bin/node /usr/lib/node_modules /usr/include/node"
+# Debian's Maven links its jars from /usr/share/java, where other
+# packages install theirs too: those files alone, not the directory.
+toolchains="$toolchains $(for l in /usr/share/maven/lib/* /usr/share/maven/boot/*; do
+	readlink -f "$l"; done | grep -v '^/usr/share/maven/' | sort -u)"
 # The commands those toolchains are found by.
 links="/usr/bin/java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 	/usr/bin/javac=/usr/lib/jvm/java-17-openjdk-amd64/bin/javac
