@@ -52,6 +52,25 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
+# shellcheck source=scripts/progress.sh
+. "$top/scripts/progress.sh"
+
+# DESCRIBE functions of the stages (scripts/progress.sh).
+progress_setup() {
+	local done total
+	done=$(grep -c '^Setting up ' "$out/setup.log" || true)
+	total=$(sed -nE 's/^([0-9]+) upgraded, ([0-9]+) newly installed.*/\1 \2/p' "$out/setup.log" |
+		awk '{ n += $1 + $2 } END { print n + 0 }')
+	echo "packages set up: ${done:-0} of ${total:-?}"
+}
+progress_fetch() { echo "$(du -sm "$cache/apt" "$cache/kernels" 2>/dev/null | awk '{ n += $1 } END { print n }') MiB fetched and unpacked"; }
+progress_tap() { echo "$(grep -cE '^(not )?ok [0-9]+ ' "$progress_log" || true) tests done"; }
+progress_debug() {
+	local tree=$cache/chroot/sid/twheel/debug-kernel/linux
+	echo "$(tail -n 1 "$out/background.log" 2>/dev/null | cut -c1-80); $(find "$tree" -name '*.o' 2>/dev/null | wc -l) objects built"
+}
+progress_server() { grep -E '^server: ' "$out/server.log" 2>/dev/null | tail -n 1 | cut -c1-100; }
+
 pass() { passed=$((passed + 1)); }
 skip() { skipped=$((skipped + 1)); }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
@@ -109,13 +128,14 @@ for k in $kernels; do
 done
 
 stage "setup (host packages)"
-"$top/scripts/setup.sh" --no-kernels >"$out/setup.log" 2>&1 || { cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
+run_progress setup progress_setup "$top/scripts/setup.sh" --no-kernels >"$out/setup.log" 2>&1 ||
+	{ cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
 stage_done
 
 # linux-source first: the kselftest headers and checkpatch come from it.
 stage "fetch linux-source and kernels built on the host:$host_lines"
 # shellcheck disable=SC2086
-"$top/vm/fetch-kernels.sh" source $host_lines >"$out/fetch.log" 2>&1 ||
+run_progress fetch progress_fetch "$top/vm/fetch-kernels.sh" source $host_lines >"$out/fetch.log" 2>&1 ||
 	{ tail -n 20 "$out/fetch.log"; fail "setup: vm/fetch-kernels.sh source$host_lines (see $out/fetch.log)"; }
 stage_done
 
@@ -149,7 +169,8 @@ trap 'kill -- -$bg_pid 2>/dev/null || true' EXIT
 
 stage "host tests (tests/core)"
 rc=0
-make -C "$top/tests/core" test >"$out/host.log" 2>&1 || rc=$?
+progress_log=$out/host.log
+run_progress "host tests" progress_tap make -C "$top/tests/core" test >"$out/host.log" 2>&1 || rc=$?
 count_tap host "$out/host.log"
 if [ "$tap_lines" = 0 ]; then
 	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
@@ -207,7 +228,8 @@ if [ "${TWHEEL_SERVER:-yes}" = no ]; then
 elif ! ls "$out/deb"/twheel-dkms_*.deb >/dev/null 2>&1; then
 	fail "server: no packages to install (the deb stage failed)"
 else
-	"$top/server/run.sh" --if-cached --debs "$out/deb" --out "$out/server" >"$out/server.log" 2>&1 || rc=$?
+	run_progress "server VM" progress_server \
+		"$top/server/run.sh" --if-cached --debs "$out/deb" --out "$out/server" >"$out/server.log" 2>&1 || rc=$?
 	if [ "$rc" = 4 ]; then
 		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
 		skip
@@ -318,7 +340,9 @@ run_kernel() {
 	mkdir -p "$dir"
 	mapfile -t -O ${#all[@]} all < <(stress_progs "$k")
 	vm_opts "$k"
-	"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	progress_vm_out=$dir
+	run_progress "VM $k" progress_vm \
+		"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
 	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
 	res=$dir/results.txt
 	touch "$res"
@@ -375,6 +399,7 @@ kernel_lines=()
 for k in $kernels; do
 	if [ "$k" = debug ]; then
 		stage "wait for the debug kernel (CPU: all the background's)"
+		run_progress "debug kernel" progress_debug tail --pid="$bg_pid" -f /dev/null
 		wait "$bg_pid" || true
 		stage_done
 		if [ ! -f "$out/debug-kernel.status" ]; then

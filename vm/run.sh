@@ -187,7 +187,12 @@ else
 fi
 start=$(date +%s)
 rc=0
-${limit[@]+"${limit[@]}"} qemu-system-x86_64 \
+# shellcheck source=scripts/progress.sh
+. "$here/../scripts/progress.sh"
+progress_vm_out=$out
+watch=(run_progress "VM $kernel" progress_vm)
+[ "$shell" = 1 ] && watch=()
+${watch[@]+"${watch[@]}"} ${limit[@]+"${limit[@]}"} qemu-system-x86_64 \
 	-accel "$accel" -cpu "$qemu_cpu" -smp "$cpus" -m "$mem" \
 	-nographic -no-reboot -monitor none \
 	-kernel "$image" -initrd "$out/initramfs.cpio" \
