@@ -137,6 +137,10 @@ fi
 inside() {
 	local root=$1 t l
 	shift
+	# The root a mount point of its own, as a machine's / is: tools that
+	# make private mount namespaces inside (unshare --mount, as
+	# vm/chroot.sh does) change the propagation of /, which must be one.
+	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount --rbind /sys "$root/sys"
 	mount --rbind /dev "$root/dev"
