@@ -29,11 +29,14 @@ base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-util
 
 die() { echo "chroot.sh: $*" >&2; exit 1; }
 
-# in_root DIR CMD...: CMD in the chroot at DIR.
+# in_root DIR CMD...: CMD in the chroot at DIR, with a /tmp of its own:
+# each run's PIDs start at 1, so two builds side by side would otherwise
+# clash on the names make gives its jobserver fifos there.
 in_root() {
 	local dir=$1
 	shift
 	unshare --mount --pid --fork --mount-proc="$dir/proc" \
+		sh -c 'mount -t tmpfs -o mode=1777 tmpfs "$0/tmp" && exec "$@"' "$dir" \
 		chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
