@@ -56,15 +56,15 @@ fuzz-core-long:
 	$(MAKE) -C tests/core fuzz-long
 
 bench-core:
-	$(MAKE) -C tests/core bench N=$(N)
+	$(MAKE) -C bench/core bench N=$(N)
 
 bench-dev:
-	$(MAKE) -C bench run
+	$(MAKE) -C bench/device run
 
 # The benchmark charts of docs/ (PNG), from the result files in docs/data.
 charts:
 	./scripts/setup.sh --charts
-	./docs/plot.sh
+	./scripts/plot.sh
 
 demo:
 	./scripts/demo.sh
@@ -86,16 +86,16 @@ check-all:
 	$(MAKE) server-test
 
 # The Debian packages, built with dpkg-buildpackage in out/deb (see
-# debian/build-debs.sh); lintian errors fail it.
+# scripts/build-debs.sh); lintian errors fail it.
 deb:
 	./scripts/setup-packaging.sh deb
-	./debian/build-debs.sh
+	./scripts/build-debs.sh
 
 # The packages installed, rebooted, upgraded and removed on a Debian 12
-# server in a VM (server/README.md).
+# server in a VM (tests/server/README.md).
 server-test: deb
 	./scripts/setup-packaging.sh server
-	./server/run.sh --debs out/deb
+	./tests/server/run.sh --debs out/deb
 
 # The README's library example, compiled as it stands.
 readme-test: lib
@@ -121,7 +121,8 @@ clean:
 	$(MAKE) -C lib clean
 	$(MAKE) -C tests/core clean
 	$(MAKE) -C selftests clean
-	$(MAKE) -C stress clean
-	$(MAKE) -C demo clean
-	$(MAKE) -C bench clean
+	$(MAKE) -C tests/stress clean
+	$(MAKE) -C examples clean
+	$(MAKE) -C bench/core clean
+	$(MAKE) -C bench/device clean
 	rm -rf out/deb

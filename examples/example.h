@@ -35,6 +35,15 @@ static inline void __attribute__((format(printf, 1, 2))) complain(const char *fm
 	va_end(ap);
 }
 
+/* CLOCK_MONOTONIC, the clock of the examples' wheels, in ns. */
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
 /* Sleep @ns whatever signals come. */
 static inline void sleep_ns(uint64_t ns)
 {

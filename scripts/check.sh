@@ -8,7 +8,7 @@
 # run all selftests and that kernel's share of the stress tests in it
 # (vm/run.sh). Kernels: each line of vm/kernels (Debian 5.10 to 7.3-rc)
 # and the debug kernel; which stress programs run on which is written in
-# stress/plan, and their summary lines (ledger:, fuzz-abi:, failslab:,
+# tests/stress/plan, and their summary lines (ledger:, fuzz-abi:, failslab:,
 # memcg:, scale:) are repeated in the output.
 #
 # Network- and dpkg-bound work overlaps the CPU-bound: while the host
@@ -37,7 +37,7 @@ cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 out=${TWHEEL_CHECK_OUT:-}
 lines=$(awk '!/^#/ && NF >= 4 { print $1 }' "$top/vm/kernels")
 # shellcheck disable=SC2086 # a list of words
-icount_lines=$(grep -Ev '^[[:space:]]*(#|$)' "$top/stress/plan" | awk '$1 ~ /@icount$/ { print $1 }')
+icount_lines=$(grep -Ev '^[[:space:]]*(#|$)' "$top/tests/stress/plan" | awk '$1 ~ /@icount$/ { print $1 }')
 # shellcheck disable=SC2086 # a list of words
 kernels=$(echo ${TWHEEL_KERNELS:-$lines $icount_lines debug} | sed 's/\bdeb612\b/6.12/; s/\bdeb61\b/6.1/')
 passed=0 failed=0 skipped=0
@@ -115,7 +115,7 @@ toolchain() { awk -v k="$1" '!/^#/ && $1 == k { print $4 }' "$top/vm/kernels"; }
 in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # The plan's line for a kernel: "KERNEL MEMORY PROGRAM... [NAME=VALUE...]".
-plan_line() { grep -Ev '^[[:space:]]*(#|$)' "$top/stress/plan" | awk -v k="$1" '$1 == k'; }
+plan_line() { grep -Ev '^[[:space:]]*(#|$)' "$top/tests/stress/plan" | awk -v k="$1" '$1 == k'; }
 
 host_lines='' chroot_lines=''
 for k in $kernels; do
@@ -196,11 +196,11 @@ rc=0
 { make -C "$top" lib && "$top/tests/readme-example.sh"; } >"$out/readme.log" 2>&1 || rc=$?
 count_tap readme "$out/readme.log"
 [ "$tap_lines" = 0 ] && fail "readme: tests/readme-example.sh printed no TAP (exit $rc, see $out/readme.log)"
-# Built here, run in the VMs that stress/plan gives them.
+# Built here, run in the VMs that tests/stress/plan gives them.
 expect "examples: build (see $out/examples-build.log)" make -C "$top/examples" >"$out/examples-build.log" 2>&1
 # dpkg-buildpackage, then lintian: its errors fail the build.
 if "$top/scripts/setup-packaging.sh" deb >"$out/deb.log" 2>&1 &&
-	"$top/debian/build-debs.sh" "$out/deb" >>"$out/deb.log" 2>&1; then
+	"$top/scripts/build-debs.sh" "$out/deb" >>"$out/deb.log" 2>&1; then
 	pass
 	n=0
 	for p in twheel-dkms libtwheel1 libtwheel-dev twheel-tools; do
@@ -229,7 +229,7 @@ elif ! ls "$out/deb"/twheel-dkms_*.deb >/dev/null 2>&1; then
 	fail "server: no packages to install (the deb stage failed)"
 else
 	run_progress "server VM" progress_server \
-		"$top/server/run.sh" --if-cached --debs "$out/deb" --out "$out/server" >"$out/server.log" 2>&1 || rc=$?
+		"$top/tests/server/run.sh" --if-cached --debs "$out/deb" --out "$out/server" >"$out/server.log" 2>&1 || rc=$?
 	if [ "$rc" = 4 ]; then
 		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
 		skip
@@ -242,9 +242,9 @@ else
 			esac
 		done < <(grep -E '^server: [^ ]+ (ok|FAIL)' "$out/server.log" || true)
 		grep -qE '^server: [^ ]+ (ok|FAIL)' "$out/server.log" ||
-			fail "server: server/run.sh printed no step (exit $rc, see $out/server.log)"
+			fail "server: tests/server/run.sh printed no step (exit $rc, see $out/server.log)"
 		[ "$rc" = 0 ] || grep -q '^server: [^ ]* FAIL' "$out/server.log" ||
-			fail "server: server/run.sh exited $rc (see $out/server.log)"
+			fail "server: tests/server/run.sh exited $rc (see $out/server.log)"
 	fi
 fi
 echo "packages: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
@@ -268,14 +268,14 @@ echo "selftests: ${#progs[@]} programs"
 stage_done
 
 stage "build stress tests"
-stressdir=$top/stress
+stressdir=$top/tests/stress
 if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
 	tail -n 20 "$out/stress-build.log"
 	fail "stress: build (see $out/stress-build.log)"
 fi
 stage_done
 
-# stress_progs KERNEL: the stress programs stress/plan gives KERNEL.
+# stress_progs KERNEL: the stress programs tests/stress/plan gives KERNEL.
 stress_progs() {
 	local w
 	# shellcheck disable=SC2046
@@ -291,7 +291,7 @@ stress_progs() {
 }
 
 # vm_opts KERNEL: sets opts to the guest memory and command line that
-# stress/plan gives KERNEL (2 GiB and nothing by default), and limits.
+# tests/stress/plan gives KERNEL (2 GiB and nothing by default), and limits.
 vm_opts() {
 	local k=$1 mem=2G vars='' w
 	# shellcheck disable=SC2046

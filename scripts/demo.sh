@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The demo behind `make demo`: install what is needed, build the module
-# and demo/heartbeat (a static program, `make -C demo`), boot a Debian
+# and examples/heartbeat/heartbeat (a static program, `make -C examples/heartbeat`), boot a Debian
 # kernel under QEMU with the module loaded (vm/run.sh, which fetches the
 # kernel into the cache: the host's own boot is left alone), run the demo
 # in it and print its output, whose last line is a machine-readable
@@ -15,17 +15,17 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 kernel=${TWHEEL_DEMO_KERNEL:-6.12}
 out=$cache/demo/$kernel
-demo=$top/demo/heartbeat
+demo=$top/examples/heartbeat/heartbeat
 
 "$top/scripts/setup.sh" --no-kernels
-[ -f "$top/demo/Makefile" ] || { echo "demo: no demo/Makefile yet" >&2; exit 1; }
-make -C "$top/demo"
-[ -x "$demo" ] || { echo "demo: make -C demo made no $demo" >&2; exit 1; }
+[ -f "$top/examples/heartbeat/Makefile" ] || { echo "demo: no examples/heartbeat/Makefile yet" >&2; exit 1; }
+make -C "$top/examples/heartbeat"
+[ -x "$demo" ] || { echo "demo: make -C examples/heartbeat made no $demo" >&2; exit 1; }
 
 rc=0
 "$top/vm/run.sh" --out "$out" "$kernel" "$demo" || rc=$?
 echo
-echo "---- demo/heartbeat on $kernel ----"
+echo "---- examples/heartbeat/heartbeat on $kernel ----"
 awk '$0 == "twheel-vm: begin heartbeat" { on = 1; next }
      /^twheel-vm: end heartbeat exit=/ { on = 0 } on' "$out/results.txt"
 echo "----"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Included by the Makefiles of selftests/, stress/, tests/core/, bench/
+# Included by the Makefiles of selftests/, tests/stress/, tests/core/, bench/
 # and demo/ (after their first target): where the tree is, the flags
 # that find tests/common/twheel_test.h, libtwheel and the uapi header,
 # the rule that builds libtwheel.a, and the kselftest files taken at

@@ -18,10 +18,14 @@
  * Exit status 0 only if every silent connection and no other was
  * reported, none early.
  */
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <sys/epoll.h>
+#include <unistd.h>
+#include <twheel.h>
 
-#include "twheel_test.h"
+#include "../example.h"
 
 #define STEP_NS		(5 * NSEC_PER_MSEC)	/* simulation step */
 #define ID_BASE		0x1000000000ULL		/* ids look like user ids */
@@ -50,7 +54,7 @@ struct demo {
 static uint64_t jitter(struct demo *d)
 {
 	return d->interval_ns * 8 / 10 +
-	       rnd_next(&d->seed) % (d->interval_ns * 4 / 10 + 1);
+	       rnd(&d->seed) % (d->interval_ns * 4 / 10 + 1);
 }
 
 static int start(struct demo *d, uint64_t t0)
@@ -60,7 +64,7 @@ static int start(struct demo *d, uint64_t t0)
 
 	for (i = 0; i < d->nr_conns; i++) {
 		d->conns[i].last_hb = t0;
-		d->conns[i].next_hb = t0 + rnd_next(&d->seed) % d->interval_ns;
+		d->conns[i].next_hb = t0 + rnd(&d->seed) % d->interval_ns;
 		twheel_prep_add(&d->ops[i], ID_BASE + i, TWHEEL_TIMEOUT_DEFAULT);
 	}
 	/*
@@ -69,11 +73,11 @@ static int start(struct demo *d, uint64_t t0)
 	 */
 	for (n = 0; n < d->nr_silent; ) {
 		uint64_t span = d->duration_ns - d->timeout_ns - 2 * NSEC_PER_SEC;
-		struct conn *c = &d->conns[rnd_next(&d->seed) % d->nr_conns];
+		struct conn *c = &d->conns[rnd(&d->seed) % d->nr_conns];
 
 		if (c->silent_at)
 			continue;
-		c->silent_at = t0 + NSEC_PER_SEC + rnd_next(&d->seed) % span;
+		c->silent_at = t0 + NSEC_PER_SEC + rnd(&d->seed) % span;
 		n++;
 	}
 	ret = twheel_batch(d->fd, d->ops, d->nr_conns);

@@ -12,7 +12,7 @@
  *
  * The null system call is getppid(2) through syscall(2), lmbench's "null
  * syscall"; an ioctl that fails with ENOTTY on /dev/null (the baseline of
- * bench/devbench in the VM: fd lookup and ioctl dispatch) is printed too.
+ * bench/device/devbench in the VM: fd lookup and ioctl dispatch) is printed too.
  *
  * Each figure is the median of REPS timings of a loop, in thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID, which leaves out time preempted on a shared

@@ -2,8 +2,8 @@
 /*
  * Gap watchers: busy threads, one pinned to each CPU asked for, that spin
  * reading the clock and note the longest time between two readings (a
- * "gap") while a test drives a path of the kernel. Used by stress/flood.c
- * and stress/stall.c to show that nothing a user drives keeps a runnable
+ * "gap") while a test drives a path of the kernel. Used by tests/stress/flood.c
+ * and tests/stress/stall.c to show that nothing a user drives keeps a runnable
  * thread off its CPU for long.
  *
  * What a gap is: the watcher did not run for that long. Either another

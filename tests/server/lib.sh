@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared by server/build-image.sh and server/run.sh (sourced, bash): where
+# Shared by tests/server/build-image.sh and tests/server/run.sh (sourced, bash): where
 # the image lives, which Debian mirror it comes from, and how to work in
 # the image's chroot on the host.
 #

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The server test's heartbeat check, built on the server by a user with
+ * The server test's user check, built on the server by a user with
  * `pkg-config --cflags --libs libtwheel` against the installed library.
  *
- *   heartbeat        five connections on one wheel (tick 10 ms, default
+ *   user-check       five connections on one wheel (tick 10 ms, default
  *                    timeout 200 ms): one silent, one that sends a packet
  *                    (refresh), one that logs out (cancel), one with its
  *                    own 100 ms timeout, one refreshed with ADD_IF_ABSENT.
  *                    Every id but the cancelled one must expire exactly
  *                    once, in deadline order, never early; a refresh after
- *                    expiry must find nothing. Prints one "heartbeat:" line;
+ *                    expiry must find nothing. Prints one "user-check:" line;
  *                    exit 0 if all held.
- *   heartbeat open   only open /dev/twheel; prints "open: 0" or
+ *   user-check open  only open /dev/twheel; prints "open: 0" or
  *                    "open: -ERRNO (message)"; exit 0 if it opened, 3 on
  *                    EACCES, 1 otherwise.
  */
@@ -53,12 +53,12 @@ int main(int argc, char **argv)
 
 	fd = twheel_open(O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		printf("heartbeat: open failed: %s\n", strerror(-fd));
+		printf("user-check: open failed: %s\n", strerror(-fd));
 		return 1;
 	}
 	ret = twheel_setup(fd, 10 * MS, 200 * MS, CLOCK_MONOTONIC, 0);
 	if (ret) {
-		printf("heartbeat: setup failed: %s\n", strerror(-ret));
+		printf("user-check: setup failed: %s\n", strerror(-ret));
 		return 1;
 	}
 	t0 = twheel_now(CLOCK_MONOTONIC);
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	nanosleep(&(struct timespec){ .tv_nsec = 300 * MS }, NULL);
 	bad |= twheel_read_events(fd, ev, 16) != -EAGAIN;
 
-	printf("heartbeat: ids=%d expired=%d cancelled=1 early=%d order=%s late_max_ms=%llu "
+	printf("user-check: ids=%d expired=%d cancelled=1 early=%d order=%s late_max_ms=%llu "
 	       "refresh_after_expiry=%s errors=%d\n", NIDS, expired, early, order ? "ok" : "WRONG",
 	       (unsigned long long)(late_max / MS), enoent ? "ENOENT" : "WRONG", bad != 0);
 	return !(expired == 4 && !early && order && enoent && !bad);

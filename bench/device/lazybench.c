@@ -8,7 +8,7 @@
  * later: the claim is one look per id per timeout, whatever the touch
  * rate, and a module that costs next to no CPU.
  *
- * Run inside the VM (`make -C bench lazy`, `make -C bench lazy-icount`):
+ * Run inside the VM (`make -C bench/device lazy`, `make -C bench/device lazy-icount`):
  *   lazybench [N [RATE [SECONDS [TIMEOUT_S [TICK_MS]]]]]
  * default 1000000 ids, 10 touches a second each, 60 s, a 30 s timeout,
  * a 10 ms tick; also LAZY_N, LAZY_RATE, LAZY_SECONDS, LAZY_TIMEOUT,

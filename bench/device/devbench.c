@@ -4,8 +4,8 @@
  * side in one run with the kernel's own per-id answer, one timerfd per id
  * in an epoll set, and with a trivial ioctl as the unit of syscall cost.
  *
- * Run inside the VM: `make -C bench run` (or `make bench-dev` at the top),
- * or `make -C bench run-icount` for instruction counts. Under software
+ * Run inside the VM: `make -C bench/device run` (or `make bench-dev` at the top),
+ * or `make -C bench/device run-icount` for instruction counts. Under software
  * emulation absolute times are several times native, but ratios between
  * syscalls hold, so the figures that matter are the ratios between the
  * lines (docs/bench-device.md).

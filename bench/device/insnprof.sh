@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Instructions per operation, per kernel function, from two profiles of
-# bench/insnprof.c: one of a run that did the operation N times and one
-# of the same run that did it 0 times (bench/opprof.c; `make -C bench
+# bench/device/insnprof.c: one of a run that did the operation N times and one
+# of the same run that did it 0 times (bench/device/opprof.c; `make -C bench/device
 # profile` runs both).
 #
-#   bench/insnprof.sh SYMS BASE.prof RUN.prof N
+#   bench/device/insnprof.sh SYMS BASE.prof RUN.prof N
 #
 # SYMS: the guest's text symbols, "ADDRESS TYPE NAME [MODULE]" lines as
 # /proc/kallsyms has them (the kernel booted with nokaslr, so every run

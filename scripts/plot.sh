@@ -5,10 +5,10 @@
 # (what the benchmarks printed in the runs the documents report), with
 # gnuplot (Debian: gnuplot-nox). Run from anywhere; writes docs/*.png.
 #
-#   docs/plot.sh
+#   scripts/plot.sh
 set -eu
 
-docs=$(cd "$(dirname "$0")" && pwd)
+docs=$(cd "$(dirname "$0")/../docs" && pwd)
 data=$docs/data
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -216,4 +216,4 @@ device
 ioctl_path
 touch_chart
 lazy
-echo "docs/plot.sh: wrote $(cd "$docs" && ls bench-*.png | tr '\n' ' ')"
+echo "plot: wrote $(cd "$docs" && ls bench-*.png | tr '\n' ' ')"

@@ -8,7 +8,7 @@
  *
  * writes one line per guest instruction executed, "ADDRESS COUNT" (hex
  * address, 16 digits, so that sort(1) orders them), when QEMU exits;
- * bench/insnprof.sh turns two of them into instructions per symbol per
+ * bench/device/insnprof.sh turns two of them into instructions per symbol per
  * operation. Under -icount shift=0 an instruction is a nanosecond of
  * guest time, so the profile is where guest time goes, exactly, except
  * that memory costs nothing (no cache misses).

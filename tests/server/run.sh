@@ -4,11 +4,11 @@
 # `make server-test`: the Debian packages installed on a Debian 12 server
 # as a person would, proven across reboots and a kernel upgrade. Takes a
 # copy of the cached image (build-image.sh), puts the .debs and the test
-# steps into it, then follows the plan (server/plan): steps in the
+# steps into it, then follows the plan (tests/server/plan): steps in the
 # image's chroot on the host, and boots of the image under QEMU with its
 # own kernel, initramfs and systemd, steps run in the guest.
 #
-#   server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm]
+#   tests/server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm]
 #                 [--if-cached]
 #
 # --if-cached: if the image is not built yet, do not build it (~10 min
@@ -26,7 +26,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
+top=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 debs=$top/out/deb
@@ -39,7 +39,7 @@ boot_timeout=${TWHEEL_SERVER_BOOT_TIMEOUT:-1500}
 T=/var/lib/twheel-server-test
 if_cached=0
 
-die() { echo "server/run.sh: $*" >&2; exit 2; }
+die() { echo "tests/server/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debs) debs=$2; shift 2 ;;
@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
 	--if-cached) if_cached=1; shift ;;
-	*) die "usage: server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm] [--if-cached]" ;;
+	*) die "usage: tests/server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm] [--if-cached]" ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || die "run as root (loop mounts, chroot)"
@@ -73,10 +73,10 @@ fi
 base=$("$here/build-image.sh") || die "no image (see $sdir/build.log)"
 image=$sdir/work.img
 exec 8>"$sdir/run.lock"
-flock -n 8 || die "another server/run.sh is running"
+flock -n 8 || die "another tests/server/run.sh is running"
 t0=$(date +%s)
 cp --sparse=always "$base" "$image"
-echo "server/run.sh: $(basename "$base") copied to $image in $(( $(date +%s) - t0 )) s" >&2
+echo "tests/server/run.sh: $(basename "$base") copied to $image in $(( $(date +%s) - t0 )) s" >&2
 
 passed=0 failed=0
 # report NAME EXIT FILE: print a step's stdout (FILE) and count its
@@ -155,10 +155,10 @@ while read -r where steps; do
 	set -- $steps
 	case $where in
 	chroot)
-		echo "server/run.sh: chroot: $*" >&2
+		echo "tests/server/run.sh: chroot: $*" >&2
 		start=$(date +%s)
 		in_image "$image" chroot_steps "$@" || true
-		echo "server/run.sh: chroot: $(( $(date +%s) - start )) s" >&2
+		echo "tests/server/run.sh: chroot: $(( $(date +%s) - start )) s" >&2
 		for item; do
 			name=${item%%=*}
 			report "$name" "$(cat "$out/$name.rc" 2>/dev/null || echo 2)" "$out/$name.out"
@@ -167,7 +167,7 @@ while read -r where steps; do
 		nboot=$((nboot + 1))
 		in_image "$image" boot_prepare "$nboot" "$@" || die "could not prepare boot $nboot"
 		kernel=$(cat "$out/boot/$nboot/kernel")
-		echo "server/run.sh: boot $nboot: $kernel: $*" >&2
+		echo "tests/server/run.sh: boot $nboot: $kernel: $*" >&2
 		start=$(date +%s)
 		rc=0
 		timeout "$boot_timeout" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" \
@@ -177,12 +177,12 @@ while read -r where steps; do
 			-append "root=/dev/vda ro console=ttyS0 panic=-1$clock" \
 			-serial "file:$out/console-$nboot.log" -serial "file:$out/results-$nboot.raw" \
 			</dev/null >/dev/null 2>"$out/qemu-$nboot.log" || rc=$?
-		echo "server/run.sh: boot $nboot: QEMU ran $(( $(date +%s) - start )) s, exit $rc" >&2
+		echo "tests/server/run.sh: boot $nboot: QEMU ran $(( $(date +%s) - start )) s, exit $rc" >&2
 		tr -d '\r' <"$out/results-$nboot.raw" >"$out/results-$nboot.txt"
 		in_image "$image" boot_collect || true
 		res=$out/results-$nboot.txt
 		grep -qx 'twheel-server: done' "$res" ||
-			echo "server/run.sh: boot $nboot did not finish (timeout ${boot_timeout} s?); see $out/console-$nboot.log" >&2
+			echo "tests/server/run.sh: boot $nboot did not finish (timeout ${boot_timeout} s?); see $out/console-$nboot.log" >&2
 		for item; do
 			[ "$item" = @reboot ] && continue
 			name=${item%%=*}
@@ -200,6 +200,6 @@ while read -r where steps; do
 	esac
 done <"$plan"
 
-echo "server/run.sh: $(( $(date +%s) - t0 )) s in all" >&2
+echo "tests/server/run.sh: $(( $(date +%s) - t0 )) s in all" >&2
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -8,7 +8,7 @@
 . "$T/lib.sh"
 
 src=$T/examples
-[ -f "$src/Makefile" ] || fail "no $src: server/run.sh copies examples/ into the image"
+[ -f "$src/Makefile" ] || fail "no $src: tests/server/run.sh copies examples/ into the image"
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || fail "libsqlite3-dev is not in the image (build-image.sh)"
 make -C "$src" clean >&2
 make -C "$src" INSTALLED=1 >&2 || fail "make -C examples INSTALLED=1 failed (see the log)"

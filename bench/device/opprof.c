@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * opprof: one operation, many times, for an instruction profile of the
- * kernel path it takes (bench/insnprof.c, `make -C bench profile`). The
+ * kernel path it takes (bench/device/insnprof.c, `make -C bench/device profile`). The
  * VM runs it twice, with PROF_N=0 and with PROF_N=N; the difference of
  * the two profiles, divided by N, is what one operation costs, per
  * function. Everything but the measured loop is the same in both runs.

@@ -17,8 +17,8 @@
 # mirror still serving them: dkms, and the newest Debian 6.12 kernel with
 # its headers (bookworm-security) that the test upgrades to.
 #
-#   server/build-image.sh           build if needed; print the path
-#   server/build-image.sh --cached  print the path if built, else exit 1
+#   tests/server/build-image.sh           build if needed; print the path
+#   tests/server/build-image.sh --cached  print the path if built, else exit 1
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,12 +63,12 @@ if [ -f "$image" ]; then
 	exit 0
 fi
 [ "${1:-}" = --cached ] && exit 1
-[ "$(id -u)" = 0 ] || { echo "server/build-image.sh: run as root" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "tests/server/build-image.sh: run as root" >&2; exit 2; }
 
 mirror=$(host_mirror "$suite")
 security=$(host_mirror "$suite-security")
 [ -n "$mirror" ] && [ -n "$security" ] || {
-	echo "server/build-image.sh: the host's apt sources name no $suite and $suite-security main" >&2
+	echo "tests/server/build-image.sh: the host's apt sources name no $suite and $suite-security main" >&2
 	exit 2
 }
 
@@ -76,7 +76,7 @@ mkdir -p "$sdir"
 exec 9>"$sdir/build.lock"
 flock 9
 if [ -f "$image" ]; then echo "$image"; exit 0; fi
-echo "server/build-image.sh: building $image from $mirror (log: $sdir/build.log)" >&2
+echo "tests/server/build-image.sh: building $image from $mirror (log: $sdir/build.log)" >&2
 rm -f "$sdir"/base-*.img "$sdir"/base-*.img.tmp
 tmp=$image.tmp
 truncate -s 8G "$tmp"
@@ -85,7 +85,7 @@ export -f build
 export suite mirror security
 in_image "$tmp" build >"$sdir/build.log" 2>&1 || {
 	tail -n 30 "$sdir/build.log" >&2
-	echo "server/build-image.sh: the image build failed (log: $sdir/build.log)" >&2
+	echo "tests/server/build-image.sh: the image build failed (log: $sdir/build.log)" >&2
 	exit 1
 }
 mv "$tmp" "$image"
