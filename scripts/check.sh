@@ -37,7 +37,8 @@ cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 out=${TWHEEL_CHECK_OUT:-}
 lines=$(awk '!/^#/ && NF >= 4 { print $1 }' "$top/vm/kernels")
 # shellcheck disable=SC2086 # a list of words
-icount_lines=$(grep -Ev '^[[:space:]]*(#|$)' "$top/tests/stress/plan" | awk '$1 ~ /@icount$/ { print $1 }')
+plan=$top/tests/stress/plan.sh
+icount_lines=$("$plan" kernels | grep '@icount$' || true)
 # shellcheck disable=SC2086 # a list of words
 kernels=$(echo ${TWHEEL_KERNELS:-$lines $icount_lines debug} | sed 's/\bdeb612\b/6.12/; s/\bdeb61\b/6.1/')
 passed=0 failed=0 skipped=0
@@ -114,8 +115,6 @@ count_tap() {
 toolchain() { awk -v k="$1" '!/^#/ && $1 == k { print $4 }' "$top/vm/kernels"; }
 in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# The plan's line for a kernel: "KERNEL MEMORY PROGRAM... [NAME=VALUE...]".
-plan_line() { grep -Ev '^[[:space:]]*(#|$)' "$top/tests/stress/plan" | awk -v k="$1" '$1 == k'; }
 
 host_lines='' chroot_lines=''
 for k in $kernels; do
@@ -275,34 +274,24 @@ if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
 fi
 stage_done
 
-# stress_progs KERNEL: the stress programs tests/stress/plan gives KERNEL.
+# stress_progs KERNEL: sets plan_progs to the programs tests/stress/plan
+# gives KERNEL (in this shell, so that a missing one counts as failed).
 stress_progs() {
-	local w
-	# shellcheck disable=SC2046
-	set -- $(plan_line "$1")
-	[ $# -ge 2 ] && shift 2
-	for w; do
-		case $w in
-		*=*) ;;
-		*/*) if [ -x "$top/$w" ]; then echo "$top/$w"; else fail "examples: $w was not built"; fi ;;
-		*) if [ -x "$stressdir/$w" ]; then echo "$stressdir/$w"; else fail "stress: $w was not built"; fi ;;
-		esac
-	done
+	local p
+	plan_progs=()
+	while IFS= read -r p; do
+		if [ -x "$top/$p" ]; then plan_progs+=("$top/$p"); else fail "plan: $p was not built"; fi
+	done < <("$plan" progs "$1")
 }
 
 # vm_opts KERNEL: sets opts to the guest memory and command line that
-# tests/stress/plan gives KERNEL (2 GiB and nothing by default), and limits.
+# tests/stress/plan gives KERNEL, and limits.
 vm_opts() {
-	local k=$1 mem=2G vars='' w
-	# shellcheck disable=SC2046
-	set -- $(plan_line "$k")
-	if [ $# -ge 2 ]; then
-		mem=$2
-		for w; do case $w in *=*) vars="$vars $w" ;; esac; done
-	fi
-	opts=(--mem "$mem" --prog-timeout 900 --timeout 3000)
+	local k=$1 vars
+	vars=$("$plan" vars "$k")
+	opts=(--mem "$("$plan" mem "$k")" --prog-timeout 900 --timeout 3000)
 	case $k in *@icount) opts+=(--icount) ;; esac
-	if [ -n "$vars" ]; then opts+=(--append "${vars# }"); fi
+	if [ -n "$vars" ]; then opts+=(--append "$vars"); fi
 }
 
 # Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
@@ -338,7 +327,8 @@ run_kernel() {
 	local opts
 	case $k in *@icount) all=() ;; esac
 	mkdir -p "$dir"
-	mapfile -t -O ${#all[@]} all < <(stress_progs "$k")
+	stress_progs "$k"
+	all+=(${plan_progs[@]+"${plan_progs[@]}"})
 	vm_opts "$k"
 	progress_vm_out=$dir
 	run_progress "VM $k" progress_vm \
