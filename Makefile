@@ -63,7 +63,7 @@ bench-dev:
 
 # The benchmark charts of docs/ (PNG), from the result files in docs/data.
 charts:
-	./scripts/setup.sh --charts
+	./scripts/setup.sh charts
 	./scripts/plot.sh
 
 demo:
@@ -88,13 +88,13 @@ check-all:
 # The Debian packages, built with dpkg-buildpackage in out/deb (see
 # scripts/build-debs.sh); lintian errors fail it.
 deb:
-	./scripts/setup-packaging.sh deb
+	./scripts/setup.sh deb
 	./scripts/build-debs.sh
 
 # The packages installed, rebooted, upgraded and removed on a Debian 12
 # server in a VM (tests/server/README.md).
 server-test: deb
-	./scripts/setup-packaging.sh server
+	./scripts/setup.sh server
 	./tests/server/run.sh --debs out/deb
 
 # The README's library example, compiled as it stands.

@@ -9,8 +9,8 @@
 # builds of one commit are alike. Then lintian, if installed: its errors
 # fail the build, its warnings are printed.
 #
-# Needs dpkg-dev, debhelper, dh-dkms, fakeroot (and lintian): `make
-# deb-setup` installs them.
+# Needs dpkg-dev, debhelper, dh-dkms, fakeroot (and lintian):
+# `scripts/setup.sh deb` installs them.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)

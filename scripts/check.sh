@@ -127,7 +127,7 @@ for k in $kernels; do
 done
 
 stage "setup (host packages)"
-run_progress setup progress_setup "$top/scripts/setup.sh" --no-kernels >"$out/setup.log" 2>&1 ||
+run_progress setup progress_setup "$top/scripts/setup.sh" check >"$out/setup.log" 2>&1 ||
 	{ cat "$out/setup.log"; fail "setup: scripts/setup.sh"; }
 stage_done
 
@@ -198,7 +198,7 @@ count_tap readme "$out/readme.log"
 # Built here, run in the VMs that tests/stress/plan gives them.
 expect "examples: build (see $out/examples-build.log)" make -C "$top/examples" >"$out/examples-build.log" 2>&1
 # dpkg-buildpackage, then lintian: its errors fail the build.
-if "$top/scripts/setup-packaging.sh" deb >"$out/deb.log" 2>&1 &&
+if "$top/scripts/setup.sh" deb >"$out/deb.log" 2>&1 &&
 	"$top/scripts/build-debs.sh" "$out/deb" >>"$out/deb.log" 2>&1; then
 	pass
 	n=0

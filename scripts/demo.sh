@@ -17,7 +17,7 @@ kernel=${TWHEEL_DEMO_KERNEL:-6.12}
 out=$cache/demo/$kernel
 demo=$top/examples/heartbeat/heartbeat
 
-"$top/scripts/setup.sh" --no-kernels
+"$top/scripts/setup.sh" demo
 [ -f "$top/examples/heartbeat/Makefile" ] || { echo "demo: no examples/heartbeat/Makefile yet" >&2; exit 1; }
 make -C "$top/examples/heartbeat"
 [ -x "$demo" ] || { echo "demo: make -C examples/heartbeat made no $demo" >&2; exit 1; }

@@ -1,68 +1,98 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what building and testing twheel needs on a Debian 12 machine
-# (a fresh CI machine starts with nothing), then fetch the test kernels
-# into the project's cache (vm/fetch-kernels.sh). Kernels are never
-# installed on the host: its /boot, /usr/src and what it boots next stay
-# as they were. Idempotent and fast when all is there: it asks dpkg
-# first and runs `apt-get update` only when a package is missing. Run as
-# root (or through sudo). Called by `make check`, `make demo` and `make
-# setup`.
+# The one place that installs what twheel's builds and tests need on a
+# Debian 12 machine (a fresh CI machine starts with nothing), by
+# purpose, and fetches the test kernels into the project's cache
+# (vm/fetch-kernels.sh). Kernels are never installed on the host: its
+# /boot, /usr/src and what it boots next stay as they were. Idempotent
+# and fast when all is there: it asks dpkg first and runs `apt-get
+# update` only when a package is missing. Run as root (or through sudo).
 #
-#   scripts/setup.sh [--no-kernels | --charts | --kernel-deps NAME... | NAME...]
+#   scripts/setup.sh                    what `make check` needs, and every kernel
+#   scripts/setup.sh PURPOSE...         the packages of those purposes (below)
+#   scripts/setup.sh kernels [NAME...]  fetch kernels (lines of vm/kernels,
+#                                       "source"; default all)
+#   scripts/setup.sh kernel-deps NAME...
 #
-# NAME: the kernels to fetch (lines of vm/kernels, "source"); default all.
-# --charts: also gnuplot, for `make charts`; no kernels.
-# --kernel-deps: what the fetched kernels NAME built on the host (their
-#   linux-headers and linux-kbuild packages) depend on, read from the
-#   packages themselves (kernels/NAME/host-depends, vm/fetch-kernels.sh):
-#   pahole for a kernel with BTF, its gcc-N, the libraries of its kbuild
-#   binaries. A dependency Debian 12 cannot give is named, not fatal:
-#   the build says whether it needed it. vm/build-module.sh calls this
-#   before every host build, so a new kernel line that needs a new tool
-#   gets it on a fresh machine.
+# kernel-deps: what the fetched kernels NAME built on the host (their
+# linux-headers and linux-kbuild packages) depend on, read from the
+# packages themselves (kernels/NAME/host-depends, vm/fetch-kernels.sh):
+# pahole for a kernel with BTF, its gcc-N, the libraries of its kbuild
+# binaries. A dependency Debian 12 cannot give is named, not fatal: the
+# build says whether it needed it. vm/build-module.sh calls this before
+# every host build, so a new kernel line that needs a new tool gets it on
+# a fresh machine.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 
-# One list per purpose; nothing here is unused.
+# packages PURPOSE: one list per purpose, each package with its reason;
+# nothing here is unused.
 packages() {
-	# gcc and make: the module for the Debian 11 and 12 kernels (built
-	# on the host), libtwheel, the selftests, stress and host tests;
-	# libelf1 for Debian's prebuilt objtool in those kernels' kbuild.
-	echo build-essential libelf1
-	# `make C=2` (sparse) of the module for the kernels built on the host.
-	echo sparse
-	# checkpatch.pl of `make style` (it comes from the cached linux-source).
-	echo perl
-	# The test VM and its initramfs (vm/run.sh).
-	echo qemu-system-x86 busybox-static cpio
-	# vm/fetch-kernels.sh and vm/chroot.sh: Debian's signing keys for the
-	# private package lists, the sid chroot for the 7.x kernels, and xz
-	# for the linux-source tarball.
-	echo debian-archive-keyring debootstrap xz-utils
-	# Sanitizers and libFuzzer for the wheel core's tests (tests/core).
-	echo clang libclang-rt-14-dev
-	# `make bench-core`: the core against libuv's and libevent's timers.
-	echo libuv1-dev libevent-dev pkg-config
-	# `make bench-core`: uthash is the id map beside libuv's heap.
-	echo uthash-dev
-	# examples/orders keeps its orders in SQLite (linked statically).
-	echo libsqlite3-dev
-	# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
-	[ "$charts" = 0 ] || echo gnuplot-nox
+	case $1 in
+	build)
+		# gcc and make: libtwheel, the tools, the selftests, stress and
+		# host tests, and the module for the kernels built on the host;
+		# libelf1 for Debian's prebuilt objtool in those kernels' kbuild;
+		# sparse for `make C=2` of those builds.
+		echo build-essential libelf1 sparse ;;
+	vm)
+		# The test VM and its initramfs (vm/run.sh); vm/fetch-kernels.sh,
+		# vm/chroot.sh and vm/langroot.sh: Debian's signing keys for the
+		# private package lists, debootstrap for the sid chroot of the
+		# 7.x kernels and the language root, xz for linux-source.
+		echo qemu-system-x86 busybox-static cpio debian-archive-keyring debootstrap xz-utils ;;
+	style)
+		# checkpatch.pl of `make style` (it comes from the cached linux-source).
+		echo perl ;;
+	core)
+		# Sanitizers and libFuzzer for the wheel core's tests (tests/core);
+		# bench/core: libuv's and libevent's timers, uthash as the id map
+		# beside libuv's heap.
+		echo clang libclang-rt-14-dev libuv1-dev libevent-dev pkg-config uthash-dev ;;
+	examples)
+		# examples/orders keeps its orders in SQLite (linked statically).
+		echo libsqlite3-dev ;;
+	deb)
+		# `make deb`: Debian's package tools, and lintian to check them.
+		echo dpkg-dev debhelper dh-dkms fakeroot lintian build-essential ;;
+	server)
+		# `make server-test`: debootstrap for the image, QEMU to boot it,
+		# mkfs.ext4 and mount (loop) to make and open its disk.
+		echo debootstrap qemu-system-x86 e2fsprogs util-linux mount ;;
+	charts)
+		# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
+		echo gnuplot-nox ;;
+	check) for p in build vm style core examples deb; do packages "$p"; done ;;
+	demo) for p in build vm; do packages "$p"; done ;;
+	*)
+		echo "setup: no purpose '$1' (build vm style core examples deb server charts check demo)" >&2
+		exit 2 ;;
+	esac
 }
 
 installed() {
 	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
-missing() {
-	local p
-	for p in $(packages); do
-		installed "$p" || echo "$p"
+# apt_install PKG...: install those not installed yet.
+apt_install() {
+	local p need=''
+	for p; do
+		installed "$p" || case " $need " in *" $p "*) ;; *) need="$need $p" ;; esac
 	done
+	if [ -z "$need" ]; then
+		echo "setup: all packages installed"
+		return 0
+	fi
+	echo "setup: installing:$need"
+	# Other builds on the machine may hold dpkg's lock for a while.
+	apt-get -o DPkg::Lock::Timeout=900 update -q
+	# shellcheck disable=SC2086 # a list of words
+	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $need
+	echo "setup: packages done"
 }
 
 # satisfiable GROUP: the first alternative of a Depends group ("a (>= 1)
@@ -110,31 +140,23 @@ kernel_deps() {
 
 [ "$(id -u)" = 0 ] || exec sudo -E "$0" "$@"
 export DEBIAN_FRONTEND=noninteractive
-cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
-if [ "${1:-}" = --kernel-deps ]; then
+
+case ${1:-} in
+kernels)
 	shift
-	kernel_deps "$@"
-	exit
-fi
-charts=0
-if [ "${1:-}" = --charts ]; then
-	charts=1
-	set -- --no-kernels
-fi
-
-need=$(missing)
-# shellcheck disable=SC2086 # lists of words
-if [ -z "$need" ]; then
-	echo "setup: all packages installed"
-else
-	echo "setup: installing:" $need
-	# Other builds on the machine may hold dpkg's lock for a while.
-	apt-get -o DPkg::Lock::Timeout=900 update -q
+	"$top/vm/fetch-kernels.sh" "$@"
+	echo "setup: kernels in $cache/kernels" ;;
+kernel-deps)
+	shift
+	kernel_deps "$@" ;;
+'')
+	# shellcheck disable=SC2046 # a list of words
+	apt_install $(packages check)
+	"$top/vm/fetch-kernels.sh"
+	echo "setup: kernels in $cache/kernels" ;;
+*)
+	all=''
+	for purpose; do all="$all $(packages "$purpose" | tr '\n' ' ')"; done
 	# shellcheck disable=SC2086 # a list of words
-	apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $need
-	echo "setup: packages done"
-fi
-
-[ "${1:-}" = --no-kernels ] && exit 0
-"$top/vm/fetch-kernels.sh" "$@"
-echo "setup: kernels in ${TWHEEL_CACHE:-/var/tmp/twheel-cache}/kernels"
+	apt_install $all ;;
+esac

@@ -45,7 +45,7 @@ else
 	[ "$toolchain" = host ] && kdir=$cache/kernels/$name/$headers cc=gcc
 	# The tools these headers' own packages depend on (pahole, ...).
 	if [ "$toolchain" = host ]; then
-		"$here/../scripts/setup.sh" --kernel-deps "$name" >&2 || die "could not install what its build needs"
+		"$here/../scripts/setup.sh" kernel-deps "$name" >&2 || die "could not install what its build needs"
 	fi
 fi
 

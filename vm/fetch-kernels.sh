@@ -149,7 +149,7 @@ extract_vmlinuz() {
 # own (linux-headers, linux-kbuild, linux-image, which are unpacked
 # here), one group of alternatives a line, as Debian wrote it: the tools
 # a build against these headers runs on the host (pahole, gcc-N, the
-# libraries of kbuild's binaries). scripts/setup.sh --kernel-deps
+# libraries of kbuild's binaries). scripts/setup.sh kernel-deps
 # installs them.
 host_depends() {
 	local deb
