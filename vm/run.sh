@@ -64,6 +64,7 @@ src=${TWHEEL_SRC:-$(dirname "$here")}
 shell=0
 lang=0
 copies=()
+icount=()
 qemu_extra=()
 
 while [ $# -gt 0 ]; do
@@ -74,7 +75,7 @@ while [ $# -gt 0 ]; do
 	--prog-timeout) prog_timeout=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
-	--icount) qemu_extra+=(-icount shift=0,sleep=off); shift ;;
+	--icount) icount=(--icount); shift ;;
 	--qemu-opt) qemu_extra+=("$2"); shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
@@ -107,19 +108,7 @@ elif awk -v k="$kernel" '!/^#/ && NF >= 4 && $1 == k { f = 1 } END { exit !f }' 
 else
 	usage
 fi
-case $accel in
-tcg)
-	qemu_cpu=qemu64
-	# Under TCG the guest's TSC is the host's (or icount): right, but a
-	# loaded host stalls a vCPU between the watchdog's HPET and TSC
-	# reads, the watchdog marks the TSC unstable some 30 s in, and the
-	# static keys it then flips are patched with int3 while the other
-	# vCPU runs, which TCG does not always survive (an "Oops: int3" in
-	# sched_clock_cpu, seen once on 7.2). Trust the TSC from boot.
-	cmdline="$cmdline tsc=reliable" ;;
-kvm) qemu_cpu=host ;;
-*) die "--accel must be tcg or kvm" ;;
-esac
+case $accel in tcg|kvm) ;; *) die "--accel must be tcg or kvm" ;; esac
 
 out=${out:-$cache/out/$kernel}
 mkdir -p "$out"
@@ -183,7 +172,7 @@ if [ "$shell" = 1 ]; then
 	limit=()
 else
 	console=(-serial "file:$out/kernel.log")
-	limit=(timeout "$vm_timeout")
+	limit=(--timeout "$vm_timeout")
 fi
 start=$(date +%s)
 rc=0
@@ -192,11 +181,9 @@ rc=0
 progress_vm_out=$out
 watch=(run_progress "VM $kernel" progress_vm)
 [ "$shell" = 1 ] && watch=()
-${watch[@]+"${watch[@]}"} ${limit[@]+"${limit[@]}"} qemu-system-x86_64 \
-	-accel "$accel" -cpu "$qemu_cpu" -smp "$cpus" -m "$mem" \
-	-nographic -no-reboot -monitor none \
-	-kernel "$image" -initrd "$out/initramfs.cpio" \
-	-append "$cmdline${append:+ $append}" \
+${watch[@]+"${watch[@]}"} "$here/qemu.sh" --accel "$accel" ${icount[@]+"${icount[@]}"} \
+	--cpus "$cpus" --mem "$mem" ${limit[@]+"${limit[@]}"} \
+	--kernel "$image" --initrd "$out/initramfs.cpio" --append "$cmdline${append:+ $append}" -- \
 	"${console[@]}" -serial "file:$out/results.raw" \
 	${qemu_extra[@]+"${qemu_extra[@]}"} || rc=$?
 echo "vm/run.sh: $kernel: VM ran $(( $(date +%s) - start )) s"

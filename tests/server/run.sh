@@ -51,12 +51,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$(id -u)" = 0 ] || die "run as root (loop mounts, chroot)"
-# tsc=reliable under TCG: see vm/run.sh (the TSC watchdog's runtime flip).
-case $accel in
-tcg) cpu=qemu64 clock=" tsc=reliable" ;;
-kvm) cpu=host clock= ;;
-*) die "--accel: tcg or kvm" ;;
-esac
+case $accel in tcg|kvm) ;; *) die "--accel: tcg or kvm" ;; esac
 for p in twheel-dkms libtwheel1 libtwheel-dev; do
 	ls "$debs"/${p}_*.deb >/dev/null 2>&1 || die "no $debs/${p}_*.deb: run make deb"
 done
@@ -170,11 +165,11 @@ while read -r where steps; do
 		echo "tests/server/run.sh: boot $nboot: $kernel: $*" >&2
 		start=$(date +%s)
 		rc=0
-		timeout "$boot_timeout" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" \
-			-smp "$cpus" -m "$mem" -nographic -monitor none -nic none \
-			-drive "file=$image,format=raw,if=virtio" \
-			-kernel "$out/boot/$nboot/vmlinuz" -initrd "$out/boot/$nboot/initrd.img" \
-			-append "root=/dev/vda ro console=ttyS0 panic=-1$clock" \
+		"$top/vm/qemu.sh" --accel "$accel" --cpus "$cpus" --mem "$mem" \
+			--timeout "$boot_timeout" --reboot \
+			--kernel "$out/boot/$nboot/vmlinuz" --initrd "$out/boot/$nboot/initrd.img" \
+			--append "root=/dev/vda ro console=ttyS0 panic=-1" -- \
+			-nic none -drive "file=$image,format=raw,if=virtio" \
 			-serial "file:$out/console-$nboot.log" -serial "file:$out/results-$nboot.raw" \
 			</dev/null >/dev/null 2>"$out/qemu-$nboot.log" || rc=$?
 		echo "tests/server/run.sh: boot $nboot: QEMU ran $(( $(date +%s) - start )) s, exit $rc" >&2
