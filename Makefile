@@ -1,18 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# twheel: top-level build. The two commands a new user needs:
-#   make demo    boot a VM, load the module, run the heartbeat demo
-#   make check   every test: host core tests, checkpatch, then the module
-#                built (W=1, sparse) and the selftests run in a VM on each
-#                kernel of vm/kernels (Debian 5.10, 6.1, 6.12, 7.2, 7.3-rc)
-#                and on a debug 7.2 kernel, with stress tests on some
-# Both install what they need (scripts/setup.sh) on a Debian 12 machine;
-# the kernels go into the cache (/var/tmp/twheel-cache), not into /boot.
-#
-# On a server, the Debian packages (README, "Install on a server"):
-#   make deb           out/deb/twheel-dkms_*.deb, libtwheel1_*, libtwheel-dev_*, twheel-tools_*
-#   make server-test   install them in a Debian 12 VM, reboot, upgrade its kernel
-# or by hand: make && sudo make install && sudo modprobe twheel
+# twheel: top-level build. The two commands a new user needs are `make
+# demo` and `make check` (README, "Try it"); `make help` lists the rest.
+# What the check runs is written once, in the header of scripts/check.sh.
+# Every target installs what it needs on a Debian 12 machine
+# (scripts/setup.sh); kernels go into the cache (/var/tmp/twheel-cache),
+# never into /boot.
 
 VERSION	:= $(shell cat VERSION)
 KVER	?= $(shell uname -r)
@@ -20,105 +13,100 @@ KDIR	?= /lib/modules/$(KVER)/build
 PREFIX	?= /usr/local
 DESTDIR	?=
 
-.PHONY: all module lib clean install demo check core-test fuzz-core \
-	fuzz-core-long bench-core bench-dev selftests setup kernels style \
-	deb dkms-src server-test readme-test check-all charts fresh-check
+.PHONY: all module lib tools clean install help demo check fresh-check \
+	check-all setup kernels style core-test fuzz-core fuzz-core-long \
+	bench-core bench-dev charts selftests deb dkms-src server-test \
+	readme-test
 
-all: module lib
+all: module lib ## the module (against KDIR) and libtwheel
 
-setup:
-	./scripts/setup.sh
+help: ## this list
+	@echo 'make TARGET, with TARGET one of:'
+	@sed -nE 's/^([a-z-]+):.*## (.*)/  \1\t\2/p' $(MAKEFILE_LIST) | expand -t 20
 
-# Ask the mirror for newer kernels of each line and fetch what changed.
-kernels:
-	./vm/fetch-kernels.sh --update
-
-# checkpatch.pl --strict over kmod/, uapi/, lib/ (scripts/style.sh).
-style:
-	./scripts/style.sh
-
-module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
-
-lib:
-	$(MAKE) -C lib
-
-selftests: lib
-	$(MAKE) -C selftests
-
-core-test:
-	$(MAKE) -C tests/core test
-
-fuzz-core:
-	$(MAKE) -C tests/core fuzz
-
-fuzz-core-long:
-	$(MAKE) -C tests/core fuzz-long
-
-bench-core:
-	$(MAKE) -C bench/core bench N=$(N)
-
-bench-dev:
-	$(MAKE) -C bench/device run
-
-# The benchmark charts of docs/ (PNG), from the result files in docs/data.
-charts:
-	./scripts/setup.sh charts
-	./scripts/plot.sh
-
-demo:
+demo: ## boot a VM with the module and run the heartbeat demo in it
 	./scripts/demo.sh
 
-check:
+check: ## every test: what it runs is the header of scripts/check.sh
 	./scripts/check.sh
 
-# The README's "Try it" commands in a pristine Debian 12 root, as CI runs
-# them (scripts/fresh.sh).
-fresh-check:
+fresh-check: ## the README's Try-it block in a pristine Debian 12 root, as CI runs it
 	./scripts/fresh.sh
 
-# What does not fit CI's time: the check, then the Debian server VM
-# (install, reboot, kernel upgrade, removal; about 35 min, 50 more the
-# first time for its image), which the check alone runs only when that
-# image is cached.
-check-all:
+check-all: ## the check, then the Debian server VM test (tests/server, ~35 min more)
 	TWHEEL_SERVER=no ./scripts/check.sh
 	$(MAKE) server-test
 
-# The Debian packages, built with dpkg-buildpackage in out/deb (see
-# scripts/build-debs.sh); lintian errors fail it.
-deb:
+setup: ## install every package the check needs and fetch every kernel
+	./scripts/setup.sh
+
+kernels: ## ask the mirror for newer kernels of each line and fetch what changed
+	./vm/fetch-kernels.sh --update
+
+style: ## checkpatch.pl --strict over kmod/, uapi/, lib/ (scripts/style.sh)
+	./scripts/style.sh
+
+module: ## twheel.ko against KDIR (the running kernel's headers by default)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lib: ## libtwheel (static and shared)
+	$(MAKE) -C lib
+
+tools: lib ## twheel-stat
+	$(MAKE) -C tools
+
+selftests: lib ## the kselftest programs (run in a VM by the check)
+	$(MAKE) -C selftests
+
+core-test: ## the wheel core's host tests and a bounded differential fuzz
+	$(MAKE) -C tests/core test
+
+fuzz-core: ## the bounded differential fuzz of the core alone
+	$(MAKE) -C tests/core fuzz
+
+fuzz-core-long: ## a long fuzz campaign of the core (FUZZ_TIME seconds)
+	$(MAKE) -C tests/core fuzz-long
+
+bench-core: ## the core against libuv's and libevent's heaps [N=1000000]
+	$(MAKE) -C bench/core bench N=$(N)
+
+bench-dev: ## the device against one timerfd per id, in a VM
+	$(MAKE) -C bench/device run
+
+charts: ## the benchmark charts of docs/ (PNG), from docs/data
+	./scripts/setup.sh charts
+	./scripts/plot.sh
+
+deb: ## the Debian packages in out/deb, checked by lintian
 	./scripts/setup.sh deb
 	./scripts/build-debs.sh
 
-# The packages installed, rebooted, upgraded and removed on a Debian 12
-# server in a VM (tests/server/README.md).
-server-test: deb
+server-test: deb ## the packages installed, rebooted, upgraded, removed on a Debian 12 VM
 	./scripts/setup.sh server
 	./tests/server/run.sh --debs out/deb
 
-# The README's library example, compiled as it stands.
-readme-test: lib
+readme-test: lib ## the README's library example, compiled as it stands
 	./tests/readme-example.sh
 
 # The module's source as DKMS wants it, in $(DESTDIR)/usr/src/twheel-VERSION:
 # sudo make dkms-src && sudo dkms install twheel/$(VERSION)
 DKMS_SRC = $(DESTDIR)/usr/src/twheel-$(VERSION)
-dkms-src:
+dkms-src: ## the module's source for DKMS in /usr/src/twheel-VERSION
 	install -d $(DKMS_SRC)
 	install -m 644 Kbuild VERSION $(DKMS_SRC)/
-	find kmod uapi -type f \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c' \
-		-exec install -D -m 644 {} $(DKMS_SRC)/{} \;
+	find kmod uapi -type f \( -name '*.[ch]' -o -name Kbuild -o -name Kconfig \) \
+		! -name '*.mod.c' -exec install -D -m 644 {} $(DKMS_SRC)/{} \;
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
-install: all
+install: all ## the module (extra/), libtwheel, headers, pkg-config, man pages
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KVER)
 	$(MAKE) -C lib install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
-clean:
+clean: ## every build output of the tree
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	$(MAKE) -C lib clean
+	$(MAKE) -C tools clean
 	$(MAKE) -C tests/core clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C tests/stress clean
