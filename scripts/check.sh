@@ -40,7 +40,7 @@ lines=$(awk '!/^#/ && NF >= 4 { print $1 }' "$top/vm/kernels")
 plan=$top/tests/stress/plan.sh
 icount_lines=$("$plan" kernels | grep '@icount$' || true)
 # shellcheck disable=SC2086 # a list of words
-kernels=$(echo ${TWHEEL_KERNELS:-$lines $icount_lines debug} | sed 's/\bdeb612\b/6.12/; s/\bdeb61\b/6.1/')
+kernels=$(echo ${TWHEEL_KERNELS:-$lines $icount_lines debug})
 passed=0 failed=0 skipped=0
 failures=()
 timings=()

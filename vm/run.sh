@@ -8,9 +8,9 @@
 #
 # KERNEL is a line of vm/kernels (5.10, 6.1, 6.12, 7.2, 7.3-rc: Debian's
 # kernel, fetched into $TWHEEL_CACHE/kernels/KERNEL) or debug (the kernel
-# of vm/build-debug-kernel.sh); deb61 and deb612 are the old names of
-# 6.1 and 6.12. Each PROG is a host file (a static binary or a busybox sh
-# script) copied into the VM and run in order, in /tmp, with a timeout;
+# of vm/build-debug-kernel.sh). Each PROG is a host file (a static
+# binary or a busybox sh script) copied into the VM and run in order, in
+# /tmp, with a timeout;
 # the words after -- are run as one `sh -c` command line. The module is
 # built for KERNEL by vm/build-module.sh (W=1, then sparse) in a copy of
 # the tree, so the repo stays clean.
@@ -94,10 +94,6 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do progs+=("$1"); shift; done
 [ $# -gt 0 ] && shift
 cmd="$*"
 
-case $kernel in
-deb61) kernel=6.1 ;;
-deb612) kernel=6.12 ;;
-esac
 cmdline="console=ttyS0 rdinit=/init panic=-1"
 if [ "$kernel" = debug ]; then
 	image=$("$here/build-debug-kernel.sh")/arch/x86/boot/bzImage || die "debug kernel build failed"

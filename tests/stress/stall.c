@@ -35,7 +35,7 @@
  * over the limit, and the best attempt counts; and the limit is 100 ms,
  * or 3 times the worst baseline (where nothing but the busy thread and
  * a spinning driver run) when the host made that worse, which the
- * output says. A stretch of the old kernel (seconds for a close or a
+ * output says. A stretch of seconds (a close that never yields, or a
  * flooded expiry) still fails. Under QEMU's -icount, guest time counts
  * instructions (1 ns each at shift 0) and the host's steal disappears:
  * the baseline is a tick or two, the limit 100 ms, one attempt exact,
