@@ -20,7 +20,7 @@
 #   kernels/NAME/host-depends  what those packages depend on (host lines)
 #   chroot/sid/              the chroot of the "chroot" lines (vm/chroot.sh)
 #   linux-source/            linux-source-X.Y.tar.xz, env, tree/ (checkpatch,
-#                            kselftest headers)
+#                            the kselftest framework: source_files below)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -236,13 +236,43 @@ EOF
 	say "$name: $abi ready in $dir"
 }
 
-# The linux-source of the line marked debug: the tarball, and the few
-# files the harness takes from it unpacked in tree/.
+# What the project takes from linux-source, unpacked once into
+# linux-source/tree/ (never into the repo): checkpatch and its data
+# files (make style), checker-valid.sh (the chroot's kbuild lacks it),
+# and the kselftest framework the tests build on (kselftest.h,
+# kselftest_harness.h, lib.mk, the TAP helpers and the runner).
+source_files='scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch
+	scripts/checker-valid.sh
+	tools/testing/selftests/kselftest.h tools/testing/selftests/kselftest_harness.h
+	tools/testing/selftests/lib.mk tools/testing/selftests/run_kselftest.sh
+	tools/testing/selftests/kselftest/ktap_helpers.sh tools/testing/selftests/kselftest/runner.sh
+	tools/testing/selftests/kselftest/module.sh tools/testing/selftests/kselftest/prefix.pl'
+
+# unpack_tree DIR: source_files out of DIR's tarball into DIR/tree.
+unpack_tree() {
+	local f want=()
+	for f in $source_files; do want+=("*/$f"); done
+	rm -rf "$1/tree"
+	mkdir -p "$1/tree"
+	# shellcheck disable=SC1090,SC1091,SC2154 # written by fetch_source
+	tar -xf "$1/$(. "$1/env" && echo "$tarball")" -C "$1/tree" --strip-components=1 \
+		--wildcards "${want[@]}"
+}
+
+# tree_complete DIR: DIR/tree has every file of source_files.
+tree_complete() {
+	local f
+	for f in $source_files; do [ -f "$1/tree/$f" ] || return 1; done
+}
+
+# The linux-source of the line marked debug: the tarball, and the files
+# above unpacked in tree/.
 fetch_source() {
 	local dir=$cache/linux-source suite abi line pkg ver new
 	read -r line suite abi _ < <(table | awk '$5 == "debug"') || die "no line marked debug in vm/kernels"
 	pkg=linux-source-$abi
 	if [ "$update" = 0 ] && [ -f "$dir/env" ]; then
+		tree_complete "$dir" || unpack_tree "$dir"
 		return 0
 	fi
 	suite_update "$suite"
@@ -259,12 +289,8 @@ fetch_source() {
 	download "$suite" "$new/debs" "$pkg=$ver"
 	dpkg-deb --fsys-tarfile "$new"/debs/"$pkg"_*.deb | tar -x -C "$new" --strip-components=3 ./usr/src/
 	rm -rf "$new/debs"
-	mkdir -p "$new/tree"
-	tar -xf "$new/$pkg.tar.xz" -C "$new/tree" --strip-components=1 --wildcards \
-		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
-		'*/scripts/checker-valid.sh' \
-		'*/tools/testing/selftests/kselftest_harness.h' '*/tools/testing/selftests/kselftest.h'
 	printf 'line=%s\npackage=%s\nversion=%s\ntarball=%s\n' "$line" "$pkg" "$ver" "$pkg.tar.xz" >"$new/env"
+	unpack_tree "$new"
 	rm -rf "$dir"
 	mv "$new" "$dir"
 	say "source: $pkg $ver ready in $dir"
