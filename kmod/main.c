@@ -23,4 +23,6 @@ module_exit(twheel_exit);
 MODULE_DESCRIPTION("Timing wheel for millions of userspace deadlines behind one fd");
 MODULE_AUTHOR("The twheel authors");
 MODULE_LICENSE("GPL");
+#ifdef TWHEEL_VERSION
 MODULE_VERSION(TWHEEL_VERSION);
+#endif

@@ -1,20 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Every test of the project, behind `make check`: install what is needed,
-# fetch the kernels into the cache, run the host tests of the wheel core
-# and checkpatch (`make style`), build the selftests and the stress
-# tests, then boot each kernel once under QEMU with the module loaded and
-# run all selftests and that kernel's share of the stress tests in it
-# (vm/run.sh). Kernels: each line of vm/kernels (Debian 5.10 to 7.3-rc)
-# and the debug kernel; which stress programs run on which is written in
-# tests/stress/plan, and their summary lines (ledger:, fuzz-abi:, failslab:,
-# memcg:, scale:) are repeated in the output.
+# Every test of the project, behind `make check`. This header is the one
+# place that says what the check runs (README, Makefile and .ci/run point
+# here). In order, each a stage with its wall and CPU time:
 #
-# Network- and dpkg-bound work overlaps the CPU-bound: while the host
-# tests and the first VMs run, the 7.x kernels are fetched into the sid
-# chroot and the debug kernel is built there (under nice) in the
-# background; the VMs run one at a time, so timing tests have the CPUs.
+#  1. setup: the packages of scripts/setup.sh's "check" purpose; the
+#     linux-source tarball (the kselftest framework and checkpatch come
+#     from it) and the kernels built on the host (vm/fetch-kernels.sh).
+#     In the background meanwhile: the 7.x kernels fetched into the sid
+#     chroot, then the debug kernel built there (vm/build-debug-kernel.sh,
+#     under nice), twheel in its tree as drivers/misc/twheel (=m, and its
+#     objects once more =y).
+#  2. host tests: the wheel core's unit tests and bounded differential
+#     fuzz (tests/core).
+#  3. style: checkpatch --strict over kmod/, uapi/, lib/ (scripts/style.sh).
+#  4. packages: the README's library example compiled as it stands
+#     (tests/readme-example.sh), the examples built, the Debian packages
+#     built and checked by lintian (scripts/build-debs.sh).
+#  5. the Debian server VM test (tests/server: the packages installed,
+#     rebooted, the kernel upgraded, removed, under systemd), only when
+#     its image is in the cache (make server-test builds it, ~50 min):
+#     otherwise one skipped test, "server: skipped (reason)";
+#     TWHEEL_SERVER=no skips it on purpose.
+#  6. the selftests and stress programs built.
+#  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
+#     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
+#     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
+#     QEMU -icount, for the CPU-stall figures), then the debug kernel.
+#     Each runs every selftest and the stress programs and examples that
+#     tests/stress/plan gives it; their summary lines (ledger:, fuzz-abi:,
+#     failslab:, memcg:, scale:, flood:, stall:, ...) are repeated.
+#  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
+#     config=m built=yes|no" and "in-tree: config=y built=yes|no".
 #
 # Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
 # is one test. A program that crashed, hung, exited non-zero without a
@@ -28,8 +46,9 @@
 # (warnings: W=1 and sparse together). One kernel's failure does not stop
 # the others. The last line is exactly "N passed, N failed, N skipped";
 # the exit status is non-zero if any test failed. Environment:
-# TWHEEL_KERNELS (default: every line of vm/kernels, then debug),
-# TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and those of vm/run.sh.
+# TWHEEL_KERNELS (default: every line of vm/kernels, the @icount lines,
+# then debug), TWHEEL_SERVER, TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and
+# those of vm/run.sh.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,7 +86,8 @@ progress_setup() {
 progress_fetch() { echo "$(du -sm "$cache/apt" "$cache/kernels" 2>/dev/null | awk '{ n += $1 } END { print n }') MiB fetched and unpacked"; }
 progress_tap() { echo "$(grep -cE '^(not )?ok [0-9]+ ' "$progress_log" || true) tests done"; }
 progress_debug() {
-	local tree=$cache/chroot/sid/twheel/debug-kernel/linux
+	local tree
+	tree=$(ls -td "$cache"/chroot/sid/twheel/debug-kernel/*/linux 2>/dev/null | head -n 1)
 	echo "$(tail -n 1 "$out/background.log" 2>/dev/null | cut -c1-80); $(find "$tree" -name '*.o' 2>/dev/null | wc -l) objects built"
 }
 progress_server() { grep -E '^server: ' "$out/server.log" 2>/dev/null | tail -n 1 | cut -c1-100; }
@@ -151,7 +171,7 @@ background() {
 	done
 	if in_list debug "$kernels"; then
 		s=$(date +%s) c=$cpu
-		"$top/vm/build-debug-kernel.sh" >/dev/null && echo ok >"$out/debug-kernel.status"
+		"$top/vm/build-debug-kernel.sh" >"$out/debug-kernel.tree" && mv "$out/debug-kernel.tree" "$out/debug-kernel.status"
 		cpu_now
 		printf '%5d s  %5d s CPU  build the debug kernel (background)\n' \
 			$(( $(date +%s) - s )) $((cpu - c)) >>"$out/background-times"
@@ -405,6 +425,18 @@ for k in $kernels; do
 done
 wait "$bg_pid" 2>/dev/null || true
 
+# twheel in the debug kernel's tree, =m (the kernel's own build) and =y.
+in_tree_lines=()
+if in_list debug "$kernels" && [ -f "$out/debug-kernel.status" ]; then
+	dk=$(dirname "$(cat "$out/debug-kernel.status")")
+	for c in m y; do
+		b=$(sed -n 's/^built=//p' "$dk/in-tree-$c.status" 2>/dev/null)
+		in_tree_lines+=("in-tree: config=$c built=${b:-no}")
+		expect "in-tree: CONFIG_TWHEEL=$c builds in the debug kernel's tree (see $dk/in-tree-$c.status)" \
+			[ "$b" = yes ]
+	done
+fi
+
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${timings[@]}"
@@ -413,6 +445,7 @@ cpu_now
 printf '%5d s  %5d s CPU  total\n' \
 	$(( $(date +%s) - start_all )) "$cpu"
 printf '%s\n' "${kernel_lines[@]}"
+printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"

@@ -44,9 +44,9 @@ cd "$top"
 n=0 bad=0
 # The sources, not what a build left beside them (twheel.mod.c).
 files=$(if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files 'kmod/*.[ch]' 'uapi/linux/*.h' 'lib/*.[ch]'
+	git ls-files 'kmod/*.[ch]' kmod/Kconfig kmod/Kbuild Kbuild 'uapi/linux/*.h' 'lib/*.[ch]'
 else
-	ls kmod/*.[ch] uapi/linux/*.h lib/*.[ch] | grep -v '\.mod\.c$'
+	ls kmod/*.[ch] kmod/Kconfig kmod/Kbuild Kbuild uapi/linux/*.h lib/*.[ch] | grep -v '\.mod\.c$'
 fi)
 echo "1..$(echo "$files" | wc -l)"
 for f in $files; do
