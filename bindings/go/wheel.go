@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+
+// The Wheel: one open /dev/twheel, set up, with its operations. The
+// descriptor is an *os.File in non-blocking mode, so that the runtime's
+// poller owns it: ReadEvents parks its goroutine rather than a thread,
+// and every ioctl runs inside RawConn.Control, which holds a reference on
+// the descriptor for the length of the call, so Close racing any call
+// closes the descriptor only after that call is out of the kernel and a
+// call after Close fails with ErrClosed instead of reaching whatever file
+// reused the number.
+
+//go:build linux
+
+package twheel
+
+import (
+	"iter"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options are the settings of a wheel, fixed at Open.
+type Options struct {
+	// Tick is the wheel's precision, 100µs to 1h: deadlines are rounded
+	// up to a multiple of it counted from Open. Required.
+	Tick time.Duration
+	// DefaultTimeout is the timeout of every op that gives none
+	// (Timeout 0). At most 2^32 ticks; 0 fires at the next tick.
+	DefaultTimeout time.Duration
+	// Clock is Monotonic (the zero value) or Boottime.
+	Clock Clock
+	// Cap bounds live ids plus events not yet read; ops past it fail
+	// with ErrFull. 0 selects the module's max_entries_per_wheel.
+	Cap uint32
+	// TouchSlots, if not 0, gives the wheel a touch table of that many
+	// slots (at most 2^24 and at most Cap): see Touch.
+	TouchSlots uint32
+}
+
+// Wheel is a timing wheel in the kernel. All its methods are safe for
+// concurrent use; ops from several goroutines are applied in some order,
+// each as if alone.
+type Wheel struct {
+	f       *os.File
+	rc      syscall.RawConn
+	clock   Clock
+	opts    Options
+	closed  chan struct{}
+	closing sync.Once
+	readers chan struct{} // one token: the goroutine that may wait in read(2)
+	table   *table        // nil without a touch table
+	mono    monoClock
+	fd      int // the number of f's descriptor: os.File.Fd would make it blocking
+}
+
+// Open creates a wheel: it opens /dev/twheel and sets it up with @o.
+func Open(o Options) (*Wheel, error) {
+	clockid, err := o.Clock.clockid()
+	if err != nil {
+		return nil, invalid("setup", err.Error())
+	}
+	if o.Tick < 0 || o.DefaultTimeout < 0 {
+		return nil, invalid("setup", "negative tick or default timeout")
+	}
+	setup := rawSetup{
+		tickNS:           uint64(o.Tick),
+		defaultTimeoutNS: uint64(o.DefaultTimeout),
+		clockid:          uint32(clockid),
+		maxEntries:       o.Cap,
+		touchSlots:       o.TouchSlots,
+	}
+	if o.TouchSlots != 0 {
+		setup.flags = setupfTouch
+	}
+	fd, err := retry(func() (int, error) {
+		return unix.Open(devicePath, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	})
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err, Detail: devicePath}
+	}
+	if _, err := rawIoctl(uintptr(fd), iocSetup, unsafe.Pointer(&setup)); err != nil {
+		unix.Close(fd)
+		return nil, callError("setup", err)
+	}
+	w := &Wheel{clock: o.Clock, opts: o, closed: make(chan struct{}),
+		readers: make(chan struct{}, 1), fd: fd}
+	if o.TouchSlots != 0 {
+		if w.table, err = mapTable(fd, o.TouchSlots); err != nil {
+			unix.Close(fd)
+			return nil, callError("setup", err)
+		}
+	}
+	// Non-blocking, so os.NewFile registers it with the poller.
+	w.f = os.NewFile(uintptr(fd), devicePath)
+	if w.rc, err = w.f.SyscallConn(); err != nil {
+		w.f.Close()
+		return nil, callError("open", err)
+	}
+	w.mono = newMonoClock()
+	return w, nil
+}
+
+// Close closes the wheel; the kernel frees it once no other descriptor
+// (a dup, a child's copy) refers to it. A ReadEvents blocked meanwhile
+// returns ErrClosed; so does every method called after. Close of a closed
+// Wheel is ErrClosed.
+func (w *Wheel) Close() error {
+	err := error(os.ErrClosed)
+	w.closing.Do(func() {
+		close(w.closed)
+		if w.table != nil {
+			w.table.close()
+		}
+		err = w.f.Close()
+	})
+	return callError("close", err)
+}
+
+// Options returns the options the wheel was opened with.
+func (w *Wheel) Options() Options { return w.opts }
+
+// Now is the present time on the wheel's clock: Clock.Now of its clock.
+func (w *Wheel) Now() Instant { return w.clock.Now() }
+
+// Fd is the number of the wheel's descriptor, for /proc/self/fdinfo or
+// to pass it on (SCM_RIGHTS, the systemd fd store), until Close. It stays
+// the Wheel's: do not close it, read it or change its flags (it is
+// non-blocking, as the poller needs; os.File.Fd would make it blocking,
+// which is why this is not that).
+func (w *Wheel) Fd() int { return w.fd }
+
+// Do applies one op.
+func (w *Wheel) Do(op Op) (Result, error) {
+	var r rawOp
+	if err := op.encode(&r); err != nil {
+		e := err.(*Error)
+		e.ID, e.HasID = op.ID, true
+		return Result{}, e
+	}
+	_, err := w.ioctl(iocOp, unsafe.Pointer(&r))
+	if err != nil {
+		// The op's own answer is in its result field too; a failure
+		// of the call itself (ErrClosed, EFAULT) is not.
+		if r.result != 0 {
+			err = resultErr(r.result)
+		}
+		return Result{}, opError(op.Kind.String(), op.ID, err)
+	}
+	res, err := decodeResult(&r)
+	return res, opError(op.Kind.String(), op.ID, err)
+}
+
+// Add makes @id live with its deadline @timeout from now (0: the wheel's
+// default); ErrExists if it is live already.
+func (w *Wheel) Add(id uint64, timeout time.Duration) (Result, error) {
+	return w.Do(Op{Kind: OpAdd, ID: id, Timeout: timeout})
+}
+
+// AddAt makes @id live with the absolute deadline @at on the wheel's clock.
+func (w *Wheel) AddAt(id uint64, at Instant) (Result, error) {
+	return w.Do(Op{Kind: OpAdd, ID: id, Deadline: at, Abs: true})
+}
+
+// Refresh moves the deadline of the live @id to @timeout from now (0: the
+// wheel's default, not the id's previous timeout); ErrNotFound if @id is
+// not live: it expired, was cancelled or was never added.
+func (w *Wheel) Refresh(id uint64, timeout time.Duration) (Result, error) {
+	return w.Do(Op{Kind: OpRefresh, ID: id, Timeout: timeout})
+}
+
+// RefreshAt moves the deadline of the live @id to @at.
+func (w *Wheel) RefreshAt(id uint64, at Instant) (Result, error) {
+	return w.Do(Op{Kind: OpRefresh, ID: id, Deadline: at, Abs: true})
+}
+
+// RefreshOrAdd refreshes @id, or adds it if it is not live.
+func (w *Wheel) RefreshOrAdd(id uint64, timeout time.Duration) (Result, error) {
+	return w.Do(Op{Kind: OpRefresh, ID: id, Timeout: timeout, AddIfAbsent: true})
+}
+
+// Cancel removes the live @id; its expiry is never reported. The Result
+// has the deadline it had.
+func (w *Wheel) Cancel(id uint64) (Result, error) {
+	return w.Do(Op{Kind: OpCancel, ID: id})
+}
+
+// Query returns the deadline of the live @id and the time left.
+func (w *Wheel) Query(id uint64) (Result, error) {
+	return w.Do(Op{Kind: OpQuery, ID: id})
+}
+
+// Batch applies the ops of @b in order with one TWHEEL_IOC_BATCH (more
+// only if a signal to the process cuts the call short: the rest is sent
+// again), each as if alone; Result(i) has each op's answer, and a failing
+// op does not stop the batch. It returns how many ops were applied:
+// b.Len(), unless the call itself failed (ErrClosed, or an op the
+// encoder refused, in which case none was).
+func (w *Wheel) Batch(b *Batch) (int, error) {
+	b.applied = 0
+	if b.err != nil {
+		return 0, b.err
+	}
+	for b.applied < len(b.ops) {
+		rest := b.ops[b.applied:]
+		args := rawBatch{ops: unsafe.Pointer(&rest[0]), count: uint32(min(len(rest), maxCount))}
+		n, err := w.ioctl(iocBatch, unsafe.Pointer(&args))
+		if err != nil {
+			return b.applied, callError("batch", err)
+		}
+		b.applied += n
+	}
+	return b.applied, nil
+}
+
+// RefreshSpec says how RefreshIDs re-arms its ids: to Timeout from now (0:
+// the wheel's default), or with Abs to the absolute Deadline; with
+// AddIfAbsent an id that is not live is added.
+type RefreshSpec struct {
+	Timeout     time.Duration
+	Deadline    Instant
+	Abs         bool
+	AddIfAbsent bool
+}
+
+// RefreshIDs refreshes every id of @ids as @spec says, with one
+// TWHEEL_IOC_REFRESH (8 bytes per id in, only failures out): the compact
+// form of a batch of refreshes. It appends the ids that were not
+// refreshed (not live; with AddIfAbsent, not added for want of room) to
+// @failed, in order, and returns it; pass failed[:0] of a reused buffer
+// to allocate nothing.
+func (w *Wheel) RefreshIDs(ids []uint64, spec RefreshSpec, failed []uint64) ([]uint64, error) {
+	args := rawRefresh{}
+	switch {
+	case spec.Timeout < 0:
+		return failed, invalid("refresh-ids", "negative timeout "+spec.Timeout.String())
+	case spec.Abs && spec.Timeout != 0:
+		return failed, invalid("refresh-ids", "both a timeout and an absolute deadline")
+	case spec.Abs:
+		args.flags, args.timeoutNS = opfAbstime, uint64(spec.Deadline)
+	case spec.Timeout > 0:
+		args.flags, args.timeoutNS = opfTimeout, uint64(spec.Timeout)
+	}
+	if spec.AddIfAbsent {
+		args.flags |= opfAddIfAbsent
+	}
+	if len(ids) == 0 {
+		return failed, nil
+	}
+	base := len(failed)
+	failed = growLen(failed, len(ids))
+	nfailed := 0
+	for done := 0; done < len(ids); {
+		rest := ids[done:]
+		args.ids = unsafe.Pointer(&rest[0])
+		args.failed = unsafe.Pointer(&failed[base+nfailed])
+		args.count = uint32(min(len(rest), maxCount))
+		args.nrFailed = 0
+		n, err := w.ioctl(iocRefresh, unsafe.Pointer(&args))
+		if err != nil {
+			return failed[:base+nfailed], callError("refresh-ids", err)
+		}
+		done += n
+		nfailed += int(args.nrFailed)
+	}
+	return failed[:base+nfailed], nil
+}
+
+// growLen extends @s by @n elements, reallocating only if its capacity
+// is short.
+func growLen(s []uint64, n int) []uint64 {
+	if cap(s)-len(s) < n {
+		t := make([]uint64, len(s), len(s)+n)
+		copy(t, s)
+		s = t
+	}
+	return s[:len(s)+n]
+}
+
+// DumpEntry is one live id, as Dump lists it.
+type DumpEntry struct {
+	ID       uint64
+	Deadline Instant
+	// Slot is the id's touch slot, or NoSlot.
+	Slot uint32
+}
+
+// dumpChunk is how many entries one TWHEEL_IOC_DUMP call asks for.
+const dumpChunk = 256
+
+// Dump lists the live ids (not expired ones waiting to be read), each
+// exactly once if it stays live for the whole dump, in an order fixed for
+// the wheel's life; ids added or removed meanwhile may be listed or not.
+// The kernel locks the wheel only briefly at a time, so a dump of
+// millions neither stalls the wheel nor the CPU. An error ends the
+// sequence with (DumpEntry{}, err).
+//
+//	for e, err := range w.Dump() {
+//		if err != nil { ... }
+//		save(e.ID, e.Deadline)
+//	}
+func (w *Wheel) Dump() iter.Seq2[DumpEntry, error] {
+	return func(yield func(DumpEntry, error) bool) {
+		buf := make([]rawDumpEntry, dumpChunk)
+		args := rawDump{entries: unsafe.Pointer(&buf[0]), count: dumpChunk}
+		for args.cursor != dumpEnd {
+			n, err := w.ioctl(iocDump, unsafe.Pointer(&args))
+			if err != nil {
+				yield(DumpEntry{}, callError("dump", err))
+				return
+			}
+			for _, e := range buf[:n] {
+				if !yield(DumpEntry{ID: e.id, Deadline: Instant(e.deadlineNS), Slot: e.slot}, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// ioctl issues @req on the wheel's descriptor with @arg, retrying on
+// EINTR; it returns the ioctl's non-negative result.
+func (w *Wheel) ioctl(req uintptr, arg unsafe.Pointer) (int, error) {
+	var n int
+	var err error
+	cerr := w.rc.Control(func(fd uintptr) {
+		n, err = rawIoctl(fd, req, arg)
+	})
+	if cerr != nil {
+		return 0, w.closedErr(cerr)
+	}
+	return n, err
+}
+
+// closedErr is os.ErrClosed for any error of the *os.File after Close.
+func (w *Wheel) closedErr(err error) error {
+	select {
+	case <-w.closed:
+		return os.ErrClosed
+	default:
+		return err
+	}
+}
+
+func rawIoctl(fd, req uintptr, arg unsafe.Pointer) (int, error) {
+	for {
+		r, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, req, uintptr(arg))
+		runtime.KeepAlive(arg)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, errno
+		}
+		return int(r), nil
+	}
+}
+
+// retry calls @f until it fails with something other than EINTR.
+func retry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
