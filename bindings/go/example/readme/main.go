@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+// The program of the "From Go" section of README.md, which shows it from
+// "package main" on; readme-test.sh checks the two agree and builds it.
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"twheel.dev/twheel"
+)
+
+func main() {
+	w, err := twheel.Open(twheel.Options{Tick: 10 * time.Millisecond, DefaultTimeout: time.Second})
+	if err != nil {
+		log.Fatal(err) // no module loaded, or no access to /dev/twheel
+	}
+	defer w.Close()
+	w.Add(1, 0)             // user 1: offline after the default timeout
+	w.Add(2, 3*time.Second) // user 2: after 3 s (w.Refresh(2, 0) on each message)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	events := make([]twheel.Event, 64)
+	for {
+		n, err := w.ReadEvents(ctx, events) // parks the goroutine, not a thread
+		if err != nil {
+			break // ctx ended: user 1 is offline, user 2 not yet
+		}
+		for _, ev := range events[:n] {
+			fmt.Printf("user %d offline, %v late\n", ev.ID, ev.Expired.Sub(ev.Deadline))
+		}
+	}
+}
