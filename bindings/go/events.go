@@ -52,6 +52,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 // ctx.Err() (wrapped) when @ctx is done first, ErrClosed when the wheel
 // is closed, and ErrInvalid for an empty @buf.
 func (w *Wheel) ReadEvents(ctx context.Context, buf []Event) (int, error) {
+	if w.unopened() {
+		return 0, errUnopened("read")
+	}
 	if len(buf) == 0 {
 		return 0, invalid("read", "empty buffer")
 	}

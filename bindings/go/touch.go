@@ -101,6 +101,9 @@ func errClosedTouch(slot uint32) error {
 // system call (x/sys/unix does not use the vDSO). The id is re-armed to
 // that time plus its timeout when its deadline comes.
 func (w *Wheel) Touch(slot uint32) error {
+	if w.unopened() {
+		return errUnopened("touch")
+	}
 	if w.table == nil {
 		return errNoTable(slot)
 	}
@@ -116,6 +119,9 @@ func (w *Wheel) Touch(slot uint32) error {
 // TouchAt stores @at into @slot: a touch at that time. A time from the
 // future counts as the present, once; 0 is no touch.
 func (w *Wheel) TouchAt(slot uint32, at Instant) error {
+	if w.unopened() {
+		return errUnopened("touch")
+	}
 	if w.table == nil {
 		return errNoTable(slot)
 	}
@@ -125,6 +131,9 @@ func (w *Wheel) TouchAt(slot uint32, at Instant) error {
 // Stamp reads the time last stored into @slot. After an id's expiry, a
 // stamp later than the event's Deadline shows a touch that came too late.
 func (w *Wheel) Stamp(slot uint32) (Instant, error) {
+	if w.unopened() {
+		return 0, errUnopened("touch")
+	}
 	if w.table == nil {
 		return 0, errNoTable(slot)
 	}

@@ -9,7 +9,9 @@
 package twheel
 
 import (
+	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +131,35 @@ func TestClocks(t *testing.T) {
 	}
 	if _, err := Open(Options{Tick: -time.Millisecond}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Open with a negative tick: %v", err)
+	}
+}
+
+func TestUnopenedWheelIsAnErrorNeverAPanic(t *testing.T) {
+	for _, w := range []*Wheel{nil, {}} {
+		if _, err := w.Add(1, 0); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("add: %v", err)
+		}
+		var b Batch
+		b.Add(1, 0)
+		if _, err := w.Batch(&b); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("batch: %v", err)
+		}
+		if _, err := w.RefreshIDs([]uint64{1}, RefreshSpec{}, nil); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("refresh-ids: %v", err)
+		}
+		if _, err := w.ReadEvents(context.Background(), make([]Event, 1)); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("read: %v", err)
+		}
+		for _, err := range w.Dump() {
+			if !errors.Is(err, os.ErrInvalid) {
+				t.Errorf("dump: %v", err)
+			}
+		}
+		if err := w.Touch(0); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("touch: %v", err)
+		}
+		if err := w.Close(); !errors.Is(err, os.ErrInvalid) {
+			t.Errorf("close: %v", err)
+		}
 	}
 }

@@ -111,6 +111,9 @@ func Open(o Options) (*Wheel, error) {
 // returns ErrClosed; so does every method called after. Close of a closed
 // Wheel is ErrClosed.
 func (w *Wheel) Close() error {
+	if w.unopened() {
+		return errUnopened("close")
+	}
 	err := error(os.ErrClosed)
 	w.closing.Do(func() {
 		close(w.closed)
@@ -326,6 +329,9 @@ func (w *Wheel) Dump() iter.Seq2[DumpEntry, error] {
 // ioctl issues @req on the wheel's descriptor with @arg, retrying on
 // EINTR; it returns the ioctl's non-negative result.
 func (w *Wheel) ioctl(req uintptr, arg unsafe.Pointer) (int, error) {
+	if w.unopened() {
+		return 0, os.ErrInvalid
+	}
 	var n int
 	var err error
 	cerr := w.rc.Control(func(fd uintptr) {
@@ -335,6 +341,14 @@ func (w *Wheel) ioctl(req uintptr, arg unsafe.Pointer) (int, error) {
 		return 0, w.closedErr(cerr)
 	}
 	return n, err
+}
+
+// unopened: a nil *Wheel or a Wheel{} not made by Open, which every
+// method refuses with an error, as os.File's do.
+func (w *Wheel) unopened() bool { return w == nil || w.f == nil }
+
+func errUnopened(op string) error {
+	return &Error{Op: op, Err: os.ErrInvalid, Detail: "Wheel not made by Open"}
 }
 
 // closedErr is os.ErrClosed for any error of the *os.File after Close.
