@@ -17,7 +17,7 @@
 //	    goroutine and the ioctls alike), divided by the stream's length;
 //	    for twheel, plus the CPU the module's work took meanwhile in the
 //	    kernel's unbound kworkers (their schedstat run time, as
-//	    bench/bench.h counts it). The touch table's cost is mostly there:
+//	    bench/device/bench.h counts it). The touch table's cost is mostly there:
 //	    the kernel looks at each slot when its id's deadline comes, so
 //	    the touch figure waits for every deadline and counts the share of
 //	    the kworkers' time that went to re-arms (devbench's rule).
@@ -73,7 +73,7 @@ func cpuNS() int64 {
 }
 
 // kworkerNS sums the run time of the unbound kworkers, where the module's
-// expiry and touch work runs (bench/bench.h's kworker_ns()).
+// expiry and touch work runs (bench/device/bench.h's kworker_ns()).
 func kworkerNS() int64 {
 	dirs, _ := filepath.Glob("/proc/[1-9]*")
 	var sum int64

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 
 // ridehail: a dispatch service's "driver offline" detection, in the demo's
-// time scale (demo/heartbeat.c): drivers report their position every
+// time scale (examples/heartbeat/heartbeat.c): drivers report their position every
 // ~500 ms and are taken offline after 2 s without a report (in production:
 // every few seconds, offline after 10 min, a million drivers).
 //
