@@ -35,7 +35,7 @@ class Wheel extends EventEmitter {
   #table = null;
   #out = new BigUint64Array(2);
   #ops = new codec.OpArray(64);
-  #ids = new BigUint64Array(0);
+  #idScratch = new codec.IdArray();
   #failed = new BigUint64Array(0);
   #nrFailed = new Uint32Array(1);
   #events = new BigUint64Array(READ_EVENTS * (EVENT.size / 8));
@@ -172,22 +172,7 @@ class Wheel extends EventEmitter {
     const o = codec.toOptions(options);
     const f = codec.opFields(o, C.OP_REFRESH, this.#setup, false);
     const bigint = this.#setup.bigint;
-    let src;
-    if (ids instanceof BigUint64Array) {
-      if (!bigint)
-        for (let i = 0; i < ids.length; i++)
-          if (ids[i] > codec.SAFE_MAX)
-            codec.toId(ids[i], false, `ids[${i}]`);
-      src = ids;
-    } else if (Array.isArray(ids)) {
-      if (this.#ids.length < ids.length)
-        this.#ids = new BigUint64Array(Math.max(ids.length, this.#ids.length * 2));
-      src = this.#ids.subarray(0, ids.length);
-      for (let i = 0; i < ids.length; i++)
-        src[i] = codec.toId(ids[i], bigint, `ids[${i}]`);
-    } else {
-      throw invalidType('ids', 'an array or a BigUint64Array', ids);
-    }
+    const src = codec.encodeIds(ids, bigint, this.#idScratch);
     const n = src.length;
     if (n > codec.INT_MAX)
       throw outOfRange('ids.length', `<= ${codec.INT_MAX}`, n);
@@ -248,27 +233,31 @@ class Wheel extends EventEmitter {
   #slot(slot) {
     if (this.#table === null)
       throw invalidValue('slot', slot, 'needs a wheel made with touchSlots');
-    if (typeof slot !== 'number' || !(slot >= 0 && slot < this.#table.length) || slot % 1 !== 0)
-      throw typeof slot === 'number' ? outOfRange('slot', `an integer >= 0 and < ${this.#table.length}`, slot) :
-        invalidType('slot', 'of type number', slot);
+    if (typeof slot !== 'number')
+      throw invalidType('slot', 'of type number', slot);
+    throw outOfRange('slot', `an integer >= 0 and < ${this.#table.length}`, slot);
   }
 
   // Refresh the id bound to slot: the wheel's clock now, stored there.
   touch(slot) {
-    this.#slot(slot);
+    const table = this.#table;
+    if (table === null || typeof slot !== 'number' || !(slot >= 0 && slot < table.length) || slot % 1 !== 0)
+      this.#slot(slot);
     this.#check('touch', undefined, this.touch);
     if (this.#setup.clockid === C.CLOCK_MONOTONIC)
-      Atomics.store(this.#table, slot, process.hrtime.bigint());
+      Atomics.store(table, slot, process.hrtime.bigint());
     else
       this.#h.touch(slot);
   }
 
   // Store a time of the caller's into slot (ns on the wheel's clock).
   touchAt(slot, ns) {
-    this.#slot(slot);
+    const table = this.#table;
+    if (table === null || typeof slot !== 'number' || !(slot >= 0 && slot < table.length) || slot % 1 !== 0)
+      this.#slot(slot);
     const v = codec.toNs(ns, 'ns');
     this.#check('touch', undefined, this.touchAt);
-    Atomics.store(this.#table, slot, v);
+    Atomics.store(table, slot, v);
   }
 
   ref() {

@@ -113,19 +113,17 @@ function toOptions(value, name = 'options') {
 }
 
 // A duration from { <base>Ms, <base>Ns }: ns, or undefined if neither.
+const KEYS = { tick: ['tickMs', 'tickNs'], timeout: ['timeoutMs', 'timeoutNs'] };
 function duration(opts, base, max) {
-  const ms = opts[`${base}Ms`], ns = opts[`${base}Ns`];
-  if (ms !== undefined && ns !== undefined)
-    throw incompatible(`${base}Ms`, `${base}Ns`);
-  let v;
-  if (ms !== undefined)
-    v = msToNs(ms, `${base}Ms`);
-  else if (ns !== undefined)
-    v = toNs(ns, `${base}Ns`);
-  else
+  const [msKey, nsKey] = KEYS[base];
+  const ms = opts[msKey], ns = opts[nsKey];
+  if (ms === undefined && ns === undefined)
     return undefined;
+  if (ms !== undefined && ns !== undefined)
+    throw incompatible(msKey, nsKey);
+  const v = ms !== undefined ? msToNs(ms, msKey) : toNs(ns, nsKey);
   if (max !== undefined && v > max)
-    throw outOfRange(ms !== undefined ? `${base}Ms` : `${base}Ns`,
+    throw outOfRange(ms !== undefined ? msKey : nsKey,
       `<= ${ms !== undefined ? `${max / 1000000n} ms` : `${max} ns`}`, ms !== undefined ? ms : ns);
   return v;
 }
@@ -248,6 +246,54 @@ class OpArray {
   }
 }
 
+// A scratch array of ids for encodeIds(), grown on demand.
+class IdArray {
+  constructor() {
+    this.u64 = new BigUint64Array(0);
+    this.u32 = new Uint32Array(0);
+  }
+
+  reserve(n) {
+    if (n > this.u64.length) {
+      this.u64 = new BigUint64Array(Math.max(n, this.u64.length * 2));
+      this.u32 = new Uint32Array(this.u64.buffer);
+    }
+  }
+}
+
+// Ids (an Array, or a BigUint64Array used as it is) as a BigUint64Array
+// for TWHEEL_IOC_REFRESH, checked as toId() checks them. The hot path
+// makes no BigInt: a safe-integer Number goes in as two 32-bit words, and
+// a BigUint64Array's ids are checked by their high words (2^53 and more
+// have one of 2^21 or more; little-endian, as x86-64 and arm64 Linux).
+function encodeIds(ids, bigint, scratch) {
+  if (ids instanceof BigUint64Array) {
+    if (!bigint) {
+      const words = new Uint32Array(ids.buffer, ids.byteOffset, ids.length * 2);
+      for (let i = 0; i < ids.length; i++)
+        if (words[2 * i + 1] >= 0x200000)
+          toId(ids[i], false, `ids[${i}]`);
+    }
+    return ids;
+  }
+  if (!Array.isArray(ids))
+    throw invalidType('ids', 'an array or a BigUint64Array', ids);
+  if (ids.length > INT_MAX)
+    throw outOfRange('ids.length', `<= ${INT_MAX}`, ids.length);
+  scratch.reserve(ids.length);
+  const u64 = scratch.u64, words = scratch.u32;
+  for (let i = 0; i < ids.length; i++) {
+    const v = ids[i];
+    if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER && v % 1 === 0) {
+      words[2 * i] = v % 4294967296;
+      words[2 * i + 1] = v / 4294967296;
+    } else {
+      u64[i] = toId(v, bigint, `ids[${i}]`);
+    }
+  }
+  return u64.subarray(0, ids.length);
+}
+
 // Events read into u64 (a BigUint64Array over struct twheel_event[n]).
 function decodeEvents(u64, n, bigint) {
   const out = new Array(n), step = EVENT.size / 8;
@@ -279,5 +325,5 @@ function decodeDump(u64, u32, n, bigint) {
 module.exports = {
   C, OP, EVENT, DUMP, OP_CODES, U64_MAX, SAFE_MAX, INT_MAX,
   toId, idOut, toNs, msToNs, toU32, toOptions, duration, setupOptions, maxTimeoutNs, opFields,
-  OpArray, decodeEvents, decodeDump,
+  OpArray, IdArray, encodeIds, decodeEvents, decodeDump,
 };

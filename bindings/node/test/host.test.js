@@ -124,6 +124,24 @@ test('host: an encoded op has each field at its uapi offset, little-endian', () 
   assert.ok(a.capacity >= 100);
 });
 
+test('host: refreshIds\' ids encode exactly, unsafe ones are a RangeError', () => {
+  const scratch = new codec.IdArray();
+  const ids = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, 12345678901234, 7n];
+  assert.deepEqual([...codec.encodeIds(ids, false, scratch)],
+    [0n, 1n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 53n - 1n, 12345678901234n, 7n]);
+  assert.equal(codec.encodeIds([5], false, scratch).length, 1);
+  const typed = new BigUint64Array([3n, 2n ** 53n - 1n]);
+  assert.equal(codec.encodeIds(typed, false, scratch), typed);
+  assert.deepEqual([...codec.encodeIds([2n ** 64n - 1n], true, scratch)], [2n ** 64n - 1n]);
+  throwsCode(() => codec.encodeIds([1, 2 ** 53], false, scratch), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => codec.encodeIds([1, -1], true, scratch), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => codec.encodeIds([0.5], true, scratch), RangeError, 'ERR_OUT_OF_RANGE');
+  throwsCode(() => codec.encodeIds(['1'], true, scratch), TypeError, 'ERR_INVALID_ARG_TYPE');
+  throwsCode(() => codec.encodeIds(new BigUint64Array([2n ** 53n]), false, scratch), RangeError,
+    'ERR_OUT_OF_RANGE');
+  throwsCode(() => codec.encodeIds(new Set([1]), false, scratch), TypeError, 'ERR_INVALID_ARG_TYPE');
+});
+
 test('host: events and dump entries decode from the uapi\'s records', () => {
   const ev = new ArrayBuffer(2 * C.EVENT_SIZE), d = new DataView(ev);
   d.setBigUint64(C.EVENT_SIZE + C.EVENT_ID, 77n, true);
