@@ -16,7 +16,7 @@
 //   cpu_ns_per_refresh: process.cpuUsage() (user + system, GC threads
 //     included) over the stream, plus the CPU time of the kernel's unbound
 //     kworkers meanwhile (/proc/PID/schedstat of every kworker/u*, as
-//     bench/bench.h's kworker_ns()), where the module's expiry work runs.
+//     bench/device/bench.h's kworker_ns()), where the module's expiry work runs.
 //     For twheel-touch the stream's ids are due at one deadline past its
 //     end and the wait for it is counted too: the module then looks at
 //     each id's slot and re-arms the touched ones, the work the stores

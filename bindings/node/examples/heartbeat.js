@@ -11,7 +11,7 @@
 //           just behind the cursor (two slips of the seed's code fixed:
 //           `slotIndex && ...` skipped slot 0, and `currentSlotIndex - 1`
 //           was -1, a slot never scanned, whenever the cursor was at 0).
-// Scaled as demo/heartbeat.c scales the seed: 5000 connections instead of
+// Scaled as examples/heartbeat/heartbeat.c scales the seed: 5000 connections instead of
 // 100k (1/20), a 2 s timeout and heartbeats every ~500 ms instead of 30 s
 // and ~7.5 s (time 1/15), 12 s in all; 500 connections go silent at random
 // times and each must be reported once, never before its last heartbeat
