@@ -23,14 +23,18 @@
 #     its image is in the cache (make server-test builds it, ~50 min):
 #     otherwise one skipped test, "server: skipped (reason)";
 #     TWHEEL_SERVER=no skips it on purpose.
-#  6. the selftests and stress programs built.
+#  6. the selftests and stress programs built; the language bindings
+#     that the plan runs (bindings/NAME): each one's own `make check` on
+#     the host (lint, host tests, packaging) and its VM files built.
 #  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
 #     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
 #     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
 #     QEMU -icount, for the CPU-stall figures), then the debug kernel.
-#     Each runs every selftest and the stress programs and examples that
-#     tests/stress/plan gives it; their summary lines (ledger:, fuzz-abi:,
-#     failslab:, memcg:, scale:, flood:, stall:, ...) are repeated.
+#     Each runs every selftest and the stress programs, examples and
+#     bindings' tests that tests/stress/plan gives it; their summary
+#     lines (ledger:, fuzz-abi:, failslab:, memcg:, scale:, flood:,
+#     stall:, ..., and "binding: lang=L kernel=K passed=N failed=N" per
+#     binding) are repeated, the binding lines again at the end.
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no".
 #
@@ -70,6 +74,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
+rm -f "$out/binding-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -294,24 +299,64 @@ if ! make -C "$stressdir" >"$out/stress-build.log" 2>&1; then
 fi
 stage_done
 
+# The language bindings the plan runs in VMs: their host checks (each
+# binding's own `make check`: vet and lint, its host tests, packaging),
+# then what their VM tests need (`make vm-files`), into $out/bindings/NAME
+# with a two-line program binding-NAME that runs its vm-test.sh there.
+stage "bindings (host checks, VM files)"
+bindings=$("$plan" bindings)
+mkdir -p "$out/bindings"
+for b in $bindings; do
+	rm -rf "${out:?}/bindings/$b"
+	if run_progress "bindings/$b check" '' make -C "$top/bindings/$b" check >"$out/bindings/$b-check.log" 2>&1; then
+		pass
+	else
+		tail -n 10 "$out/bindings/$b-check.log"
+		fail "binding $b: host checks (make -C bindings/$b check, see $out/bindings/$b-check.log)"
+	fi
+	if make -C "$top/bindings/$b" vm-files DIR="$out/bindings/$b" >"$out/bindings/$b-vm-files.log" 2>&1 &&
+		[ -f "$out/bindings/$b/vm-test.sh" ]; then
+		pass
+		printf '#!/bin/sh\n# The %s binding'"'"'s tests (tests/stress/plan: bindings/%s).\nexec sh /opt/%s/vm-test.sh\n' \
+			"$b" "$b" "$b" >"$out/bindings/binding-$b"
+		chmod +x "$out/bindings/binding-$b"
+	else
+		fail "binding $b: VM files (make -C bindings/$b vm-files, see $out/bindings/$b-vm-files.log)"
+	fi
+done
+stage_done
+
 # stress_progs KERNEL: sets plan_progs to the programs tests/stress/plan
-# gives KERNEL (in this shell, so that a missing one counts as failed).
+# gives KERNEL, its bindings' programs last (in this shell, so that a
+# missing one counts as failed).
 stress_progs() {
 	local p
 	plan_progs=()
 	while IFS= read -r p; do
 		if [ -x "$top/$p" ]; then plan_progs+=("$top/$p"); else fail "plan: $p was not built"; fi
 	done < <("$plan" progs "$1")
+	while IFS= read -r p; do
+		if [ -x "$out/bindings/binding-$p" ]; then
+			plan_progs+=("$out/bindings/binding-$p")
+		else
+			fail "$1: binding $p: its VM files were not built"
+		fi
+	done < <("$plan" bindings "$1")
 }
 
 # vm_opts KERNEL: sets opts to the guest memory and command line that
 # tests/stress/plan gives KERNEL, and limits.
 vm_opts() {
-	local k=$1 vars
+	local k=$1 vars b
 	vars=$("$plan" vars "$k")
 	opts=(--mem "$("$plan" mem "$k")" --prog-timeout 900 --timeout 3000)
 	case $k in *@icount) opts+=(--icount) ;; esac
 	if [ -n "$vars" ]; then opts+=(--append "$vars"); fi
+	"$plan" flags "$k" | grep -qx lang && opts+=(--lang)
+	for b in $("$plan" bindings "$k"); do
+		[ -d "$out/bindings/$b" ] && opts+=(--copy "$out/bindings/$b")
+	done
+	return 0
 }
 
 # Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
@@ -398,6 +443,8 @@ run_kernel() {
 	fi
 	echo "$k: summary lines of the stress tests:"
 	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace): |^idle-server: conns=|^orders: total=|^restart: ids=' "$res" || true
+	grep -E '^binding: ' "$res" | sed "s/ kernel=[^ ]*/ kernel=$k/" >>"$out/binding-lines" || true
+	grep -E '^binding: ' "$res" || true
 	release=$(sed -n 's/^twheel-vm: kernel \([^ ]*\) .*/\1/p' "$res" | head -n 1)
 	[ -n "$release" ] || release=$(sed -n 's/.* release=\([^ ]*\) .*/\1/p' "$dir/build-module.txt" 2>/dev/null)
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
@@ -446,6 +493,7 @@ printf '%5d s  %5d s CPU  total\n' \
 	$(( $(date +%s) - start_all )) "$cpu"
 printf '%s\n' "${kernel_lines[@]}"
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
+[ -s "$out/binding-lines" ] && cat "$out/binding-lines"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"

@@ -62,13 +62,18 @@ packages() {
 		# `make server-test`: debootstrap for the image, QEMU to boot it,
 		# mkfs.ext4 and mount (loop) to make and open its disk.
 		echo debootstrap qemu-system-x86 e2fsprogs util-linux mount ;;
+	bindings)
+		# The bindings' builds fetch from the registries (the Go module
+		# proxy, npm, PyPI, Maven Central) over TLS; the Node addon is
+		# built by node-gyp with g++ and finds libtwheel with pkg-config.
+		echo ca-certificates build-essential pkg-config ;;
 	charts)
 		# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
 		echo gnuplot-nox ;;
-	check) for p in build vm style core examples deb; do packages "$p"; done ;;
+	check) for p in build vm style core examples deb bindings; do packages "$p"; done ;;
 	demo) for p in build vm; do packages "$p"; done ;;
 	*)
-		echo "setup: no purpose '$1' (build vm style core examples deb server charts check demo)" >&2
+		echo "setup: no purpose '$1' (build vm style core examples deb bindings server charts check demo)" >&2
 		exit 2 ;;
 	esac
 }
