@@ -317,8 +317,9 @@ public final class Wheel implements Closeable {
         Objects.checkFromIndexSize(off, len, ids.length);
         if (failed != null && failed.length < len)
             throw new IllegalArgumentException("failed has room for " + failed.length + " ids, not " + len);
-        long t = timeout == null ? 0 : nanos(timeout, "timeout");
-        int flags = (timeout == null ? 0 : OPF_TIMEOUT) | (addIfAbsent ? OPF_ADD_IF_ABSENT : 0);
+        /* libtwheel's TWHEEL_TIMEOUT_DEFAULT; it sets OPF_TIMEOUT for any other. */
+        long t = timeout == null ? -1L : nanos(timeout, "timeout");
+        int flags = addIfAbsent ? OPF_ADD_IF_ABSENT : 0;
         long[] room = failed != null ? failed : new long[Math.min(len, 512)];
         int[] nf = new int[1];
         int done = 0;

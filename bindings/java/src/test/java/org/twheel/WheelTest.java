@@ -197,16 +197,19 @@ class WheelTest {
         assertEquals(100, nf);
         for (int i = 0; i < nf; i++)
             assertEquals(100 + i % 10, failed[i]);
+        long before = wheel.now();
         assertArrayEquals(new long[] { 500 }, wheel.refreshAll(1, 500, 2));
+        assertTrue(wheel.query(1).deadlineNs() >= before + TIMEOUT.toNanos(), "the default timeout applies");
         assertTrue(wheel.query(5).remainingNs() > 19_000 * MS);
     }
 
     @Test
     void refreshAllCanAddTheMissingOnes() throws IOException {
         long[] ids = { 10, 11, 12 };
+        long before = wheel.now();
         assertEquals(0, wheel.refreshAll(ids, 0, 3, null, true, null));
         for (long id : ids)
-            assertTrue(wheel.contains(id));
+            assertTrue(wheel.query(id).deadlineNs() >= before + TIMEOUT.toNanos(), "the default timeout applies");
     }
 
     @Test

@@ -27,6 +27,7 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.io.StringWriter;
 import java.util.HashSet;
 import java.util.Set;
@@ -54,8 +55,9 @@ public final class TapMain implements TestExecutionListener {
         System.out.println("TAP version 13");
         launcher.execute(request, tap);
         System.out.println("1.." + tap.n);
-        System.out.printf("# java: %d tests in %.1f s, %d skipped; %s %s%n", tap.n, (System.nanoTime() - t0) / 1e9,
-                tap.skipped, System.getProperty("java.vm.name"), System.getProperty("java.version"));
+        System.out.printf("# java: %d tests in %.1f s (JVM up %.1f s), %d skipped; %s %s%n", tap.n,
+                (System.nanoTime() - t0) / 1e9, ManagementFactory.getRuntimeMXBean().getUptime() / 1e3, tap.skipped,
+                System.getProperty("java.vm.name"), System.getProperty("java.version"));
         System.out.println("binding: lang=java kernel=" + System.getProperty("os.version") + " passed=" + tap.passed
                 + " failed=" + tap.failed);
         System.exit(tap.failed > 0 || tap.n == 0 ? 1 : 0);

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * BindingBench: what keeping n ids with a 30 s timeout costs from Java,
+ * twheel side by side with the JVM's usual answers, in one run (in the
+ * VM: vm-bench.sh). For each n (10^5, 10^6) and each way, n ids are
+ * added, then a stream of refreshes of random ids is sent, each the
+ * way's own idiom:
+ *
+ *   twheel              Wheel.refresh(id): one TWHEEL_IOC_OP
+ *   twheel-refresh-ids  Wheel.refreshAll of 256 ids: one TWHEEL_IOC_REFRESH
+ *   twheel-touch        TouchTable.touch(slot): a clock read and a release
+ *                       store; the module's later look at each id counted
+ *                       (the ids' timeout is 10 s plus 20 us per id, so that
+ *                       the adds and the stream end before the looks begin)
+ *   twheel-timer        TwheelTimer: timeout.cancel() + newTimeout()
+ *   hashedwheeltimer    Netty's HashedWheelTimer, default tick: the same
+ *   kafka-systemtimer   Kafka's SystemTimer (its hierarchical wheel, with
+ *                       the SystemTimerReaper thread that advances it):
+ *                       task.cancel() + add(new task)
+ *   scheduledthreadpoolexecutor  with setRemoveOnCancelPolicy(true):
+ *                       future.cancel() + schedule()
+ *   delayqueue          DelayQueue: remove(element) + add(new element)
+ *
+ * Printed, one line per way and n:
+ *   binding-bench: lang=java impl=I n=N cpu_ns_per_refresh=C bytes_per_id=B
+ * cpu_ns_per_refresh: the process's CPU time over the stream (all its
+ * threads: the timer threads that tick, GC, JIT; getProcessCpuTime, i.e.
+ * getrusage-like) plus the CPU time of the kernel's unbound kworkers in
+ * the same span (/proc/PID/schedstat of kworker/u*, where the module's
+ * expiry and touch-table work runs, as bench/devbench.c counts it), per
+ * refresh. For twheel-touch the kworker time is measured until the
+ * module has looked at every id, and charged, as devbench does, in the
+ * share of the looks that re-armed a touched id.
+ * bytes_per_id: after adding the n ids, the growth of the Java heap
+ * after a full GC (the way's own objects; the caller's table of n
+ * references to them and the shared task are allocated before and not
+ * counted), plus the module's: the twheel_entry / twheel_touch_entry
+ * slab caches (/proc/slabinfo or /sys/kernel/slab), VmallocUsed (its id
+ * index), and the touch table's pages. Reported, not asserted.
+ *
+ *   java -XX:+UseSerialGC -Xmx2g -cp ... org.twheel.bench.BindingBench [N...]
+ * Environment: BENCH_STREAM (refreshes per way, default 200000),
+ * BENCH_BUDGET_S (CPU seconds per way before the stream is cut short,
+ * default 10: DelayQueue's remove is O(n)).
+ */
+package org.twheel.bench;
+
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import io.netty.util.TimerTask;
+import org.apache.kafka.server.util.timer.SystemTimer;
+import org.apache.kafka.server.util.timer.SystemTimerReaper;
+import org.twheel.Batch;
+import org.twheel.TouchTable;
+import org.twheel.TwheelTimer;
+import org.twheel.Wheel;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.DelayQueue;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+public final class BindingBench {
+    static final long TIMEOUT_MS = 30_000;
+    static final Duration TIMEOUT = Duration.ofMillis(TIMEOUT_MS);
+    static final Duration TICK = Duration.ofMillis(1);
+    static final int CHUNK = 256;
+    static final TimerTask NETTY_TASK = t -> { };
+    static final Runnable JDK_TASK = () -> { };
+
+    /** One way of keeping n ids. */
+    abstract static class Way {
+        final Object[] held;
+
+        Way(Object[] held) {
+            this.held = held;
+        }
+
+        abstract String name();
+
+        abstract void addAll(int n) throws Exception;
+
+        /** Refreshes ids[off..off+len). */
+        abstract void refresh(long[] ids, int off, int len) throws Exception;
+
+        /** Module memory beyond slab and vmalloc (the touch table). */
+        long extraBytes() {
+            return 0;
+        }
+
+        /** Kworker time to charge after the stream, for work the stream deferred; 0 by default. */
+        long deferredModuleNs() throws Exception {
+            return 0;
+        }
+
+        void close() throws Exception {
+        }
+    }
+
+    static final class WheelOps extends Way {
+        final Wheel w;
+        final boolean batched;
+
+        WheelOps(Object[] held, boolean batched) throws IOException {
+            super(held);
+            this.batched = batched;
+            w = Wheel.open(TICK, TIMEOUT);
+        }
+
+        @Override
+        String name() {
+            return batched ? "twheel-refresh-ids" : "twheel";
+        }
+
+        @Override
+        void addAll(int n) throws IOException {
+            Batch b = new Batch(4096);
+            for (int i = 0; i < n; i++) {
+                b.add(i);
+                if (b.size() == b.capacity() || i == n - 1) {
+                    w.submit(b);
+                    b.clear();
+                }
+            }
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) throws IOException {
+            if (batched) {
+                if (w.refreshAll(ids, off, len, null, false, null) != 0)
+                    throw new IllegalStateException("ids not live");
+                return;
+            }
+            for (int i = off; i < off + len; i++)
+                w.refresh(ids[i]);
+        }
+
+        @Override
+        void close() {
+            w.close();
+        }
+    }
+
+    static final class Touch extends Way {
+        final Wheel w;
+        final TouchTable t;
+        final int n;
+        /* Long enough to add every id and send the stream first; the looks come soon after. */
+        final Duration timeout;
+        long kw0;
+
+        Touch(Object[] held, int n) throws IOException {
+            super(held);
+            this.n = n;
+            timeout = Duration.ofSeconds(10).plusNanos(n * 20_000L);
+            w = Wheel.open(new Wheel.Config().tick(TICK).timeout(timeout).touchSlots(n));
+            t = w.touchTable();
+        }
+
+        @Override
+        String name() {
+            return "twheel-touch";
+        }
+
+        @Override
+        void addAll(int n) throws IOException {
+            Batch b = new Batch(4096);
+            for (int i = 0; i < n; i++) {
+                b.add(i, timeout).bind(i);
+                if (b.size() == b.capacity() || i == n - 1) {
+                    w.submit(b);
+                    b.clear();
+                }
+            }
+            kw0 = kworkerNs();
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) {
+            for (int i = off; i < off + len; i++)
+                t.touch((int) ids[i]);
+        }
+
+        @Override
+        long extraBytes() {
+            return ((long) n * 8 + 4095) / 4096 * 4096;
+        }
+
+        @Override
+        long deferredModuleNs() throws Exception {
+            long end = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(60);
+            Map<String, Long> s = w.stats();
+            while (s.get("touch_rearms") + s.get("expired_total") < n && System.nanoTime() < end) {
+                Thread.sleep(50);
+                s = w.stats();
+            }
+            long kw = kworkerNs() - kw0;
+            long rearms = s.get("touch_rearms");
+            long looks = rearms + s.get("expired_total");
+            System.out.printf("# binding-bench: impl=twheel-touch n=%d looks=%d rearms=%d module_ns=%d%n", n, looks,
+                    rearms, kw);
+            return looks == 0 ? 0 : kw * rearms / looks;
+        }
+
+        @Override
+        void close() {
+            w.close();
+        }
+    }
+
+    static final class NettyTimer extends Way {
+        final io.netty.util.Timer timer;
+        final String name;
+
+        NettyTimer(Object[] held, io.netty.util.Timer timer, String name) {
+            super(held);
+            this.timer = timer;
+            this.name = name;
+        }
+
+        @Override
+        String name() {
+            return name;
+        }
+
+        @Override
+        void addAll(int n) {
+            for (int i = 0; i < n; i++)
+                held[i] = timer.newTimeout(NETTY_TASK, TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) {
+            for (int k = off; k < off + len; k++) {
+                int i = (int) ids[k];
+                ((Timeout) held[i]).cancel();
+                held[i] = timer.newTimeout(NETTY_TASK, TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        @Override
+        void close() {
+            timer.stop();
+        }
+    }
+
+    static final class KafkaTask extends org.apache.kafka.server.util.timer.TimerTask {
+        KafkaTask() {
+            super(TIMEOUT_MS);
+        }
+
+        @Override
+        public void run() {
+        }
+    }
+
+    static final class Kafka extends Way {
+        final SystemTimerReaper timer = new SystemTimerReaper("bench-reaper", new SystemTimer("bench"));
+
+        Kafka(Object[] held) {
+            super(held);
+        }
+
+        @Override
+        String name() {
+            return "kafka-systemtimer";
+        }
+
+        @Override
+        void addAll(int n) {
+            for (int i = 0; i < n; i++) {
+                KafkaTask t = new KafkaTask();
+                held[i] = t;
+                timer.add(t);
+            }
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) {
+            for (int k = off; k < off + len; k++) {
+                int i = (int) ids[k];
+                ((KafkaTask) held[i]).cancel();
+                KafkaTask t = new KafkaTask();
+                held[i] = t;
+                timer.add(t);
+            }
+        }
+
+        @Override
+        void close() throws Exception {
+            timer.close();
+        }
+    }
+
+    static final class Stpe extends Way {
+        final ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1);
+
+        Stpe(Object[] held) {
+            super(held);
+            ex.setRemoveOnCancelPolicy(true);
+        }
+
+        @Override
+        String name() {
+            return "scheduledthreadpoolexecutor";
+        }
+
+        @Override
+        void addAll(int n) {
+            for (int i = 0; i < n; i++)
+                held[i] = ex.schedule(JDK_TASK, TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) {
+            for (int k = off; k < off + len; k++) {
+                int i = (int) ids[k];
+                ((ScheduledFuture<?>) held[i]).cancel(false);
+                held[i] = ex.schedule(JDK_TASK, TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        @Override
+        void close() {
+            ex.shutdownNow();
+        }
+    }
+
+    static final class Due implements Delayed {
+        final long id;
+        final long deadline;
+
+        Due(long id, long deadline) {
+            this.id = id;
+            this.deadline = deadline;
+        }
+
+        @Override
+        public long getDelay(TimeUnit unit) {
+            return unit.convert(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public int compareTo(Delayed o) {
+            return Long.compare(deadline, ((Due) o).deadline);
+        }
+    }
+
+    static final class Queue extends Way {
+        final DelayQueue<Due> q = new DelayQueue<>();
+
+        Queue(Object[] held) {
+            super(held);
+        }
+
+        @Override
+        String name() {
+            return "delayqueue";
+        }
+
+        @Override
+        void addAll(int n) {
+            long d = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+            for (int i = 0; i < n; i++) {
+                Due e = new Due(i, d + i);
+                held[i] = e;
+                q.add(e);
+            }
+        }
+
+        @Override
+        void refresh(long[] ids, int off, int len) {
+            for (int k = off; k < off + len; k++) {
+                int i = (int) ids[k];
+                q.remove(held[i]);
+                Due e = new Due(i, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS));
+                held[i] = e;
+                q.add(e);
+            }
+        }
+    }
+
+    // ---- measuring ----
+
+    static long processCpuNs() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /* The unbound kworkers' run time (schedstat), where the module's deferred work runs. */
+    static long kworkerNs() throws IOException {
+        long sum = 0;
+        try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of("/proc"), "[1-9]*")) {
+            for (Path p : d) {
+                try {
+                    if (!Files.readString(p.resolve("comm")).startsWith("kworker/u"))
+                        continue;
+                    sum += Long.parseLong(Files.readString(p.resolve("schedstat")).split(" ")[0]);
+                } catch (IOException | NumberFormatException gone) {
+                    continue;
+                }
+            }
+        }
+        return sum;
+    }
+
+    static long heapAfterGc() {
+        for (int i = 0; i < 3; i++)
+            System.gc();
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /* Bytes of one slab cache, or 0 if this kernel shows it nowhere. */
+    static long slabBytes(String cache) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/slabinfo"))) {
+                String[] f = line.trim().split("\\s+");
+                /* name active num objsize perslab pagesperslab : tunables a b c : slabdata active num shared */
+                if (f[0].equals(cache) && f.length >= 16)
+                    return Long.parseLong(f[14]) * Long.parseLong(f[5]) * 4096;
+            }
+        } catch (IOException | RuntimeException noSlabinfo) {
+            /* fall through to sysfs */
+        }
+        try {
+            Path s = Path.of("/sys/kernel/slab", cache);
+            long slabs = Long.parseLong(Files.readString(s.resolve("slabs")).trim().split(" ")[0]);
+            long order = Long.parseLong(Files.readString(s.resolve("order")).trim());
+            return slabs * (4096L << order);
+        } catch (IOException | RuntimeException none) {
+            return 0;
+        }
+    }
+
+    static long meminfo(String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo")))
+                if (line.startsWith(field))
+                    return Long.parseLong(line.substring(field.length()).trim().split(" ")[0]) * 1024;
+        } catch (IOException | RuntimeException none) {
+            return 0;
+        }
+        return 0;
+    }
+
+    static long moduleBytes() {
+        return slabBytes("twheel_entry") + slabBytes("twheel_touch_entry") + meminfo("VmallocUsed:");
+    }
+
+    interface Maker {
+        Way make(Object[] held, int n) throws Exception;
+    }
+
+    static void run(String impl, Maker maker, int n, long[] stream, int streamLen, long budgetNs) throws Exception {
+        Object[] held = new Object[n];
+        long heap0 = heapAfterGc();
+        long mod0 = moduleBytes();
+        Way way = maker.make(held, n);
+        try {
+            way.addAll(n);
+            long bytes = heapAfterGc() - heap0 + moduleBytes() - mod0 + way.extraBytes();
+            /* Warm up the JIT on the first tenth of the stream. */
+            long warm = System.nanoTime() + budgetNs / 10;
+            for (int i = 0; i + CHUNK <= streamLen / 10 && System.nanoTime() < warm; i += CHUNK)
+                way.refresh(stream, i, CHUNK);
+            long kw0 = kworkerNs();
+            long cpu0 = processCpuNs();
+            long wall0 = System.nanoTime();
+            int done = 0;
+            while (done < streamLen) {
+                int k = Math.min(CHUNK, streamLen - done);
+                way.refresh(stream, done, k);
+                done += k;
+                if (processCpuNs() - cpu0 > budgetNs)
+                    break;
+            }
+            long cpu = processCpuNs() - cpu0;
+            long wall = System.nanoTime() - wall0;
+            long kw = kworkerNs() - kw0;
+            long deferred = way.deferredModuleNs();
+            if (deferred > 0)
+                kw = deferred;
+            System.out.printf("binding-bench: lang=java impl=%s n=%d cpu_ns_per_refresh=%.0f bytes_per_id=%.0f%n", impl,
+                    n, (double) (cpu + kw) / done, (double) bytes / n);
+            System.out.printf("# binding-bench: impl=%s n=%d refreshes=%d process_ns=%.0f module_ns=%.0f wall_ns=%.0f%n",
+                    impl, n, done, (double) cpu / done, (double) kw / done, (double) wall / done);
+            System.out.flush();
+        } finally {
+            way.close();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<Integer> sizes = args.length > 0 ? java.util.Arrays.stream(args).map(Integer::valueOf).toList()
+                : List.of(100_000, 1_000_000);
+        int streamLen = Integer.parseInt(System.getenv().getOrDefault("BENCH_STREAM", "200000"));
+        long budgetNs = TimeUnit.SECONDS.toNanos(Long.parseLong(System.getenv().getOrDefault("BENCH_BUDGET_S", "10")));
+        long idle = kworkerNs();
+        Thread.sleep(1000);
+        System.out.printf("# binding-bench: unbound kworkers idle: %d ns in 1 s; %s %s, %d CPUs%n", kworkerNs() - idle,
+                System.getProperty("java.vm.name"), System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors());
+        for (int n : sizes) {
+            Random rnd = new Random(88172645463325252L);
+            long[] stream = new long[streamLen];
+            for (int i = 0; i < streamLen; i++)
+                stream[i] = rnd.nextInt(n);
+            run("twheel", (h, k) -> new WheelOps(h, false), n, stream, streamLen, budgetNs);
+            run("twheel-refresh-ids", (h, k) -> new WheelOps(h, true), n, stream, streamLen, budgetNs);
+            run("twheel-touch", Touch::new, n, stream, streamLen, budgetNs);
+            run("twheel-timer", (h, k) -> new NettyTimer(h, new TwheelTimer(), "twheel-timer"), n, stream, streamLen,
+                    budgetNs);
+            run("hashedwheeltimer", (h, k) -> new NettyTimer(h, new HashedWheelTimer(), "hashedwheeltimer"), n, stream,
+                    streamLen, budgetNs);
+            run("kafka-systemtimer", (h, k) -> new Kafka(h), n, stream, streamLen, budgetNs);
+            run("scheduledthreadpoolexecutor", (h, k) -> new Stpe(h), n, stream, streamLen, budgetNs);
+            run("delayqueue", (h, k) -> new Queue(h), n, stream, streamLen, budgetNs);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# The Java binding's benchmark in the test VM (vm/run.sh --lang --copy
+# DIR, DIR from `make vm-files`): BindingBench's binding-bench lines for
+# 10^5 and 10^6 ids, twheel against HashedWheelTimer, Kafka's
+# SystemTimer, ScheduledThreadPoolExecutor and DelayQueue; with
+# twheel.jmh=1 on the kernel command line (make bench JMH=1) also the
+# JMH benchmark, briefly (one fork, 3 x 1 s). Serial GC: the heap after a
+# full GC is then the live objects, and no GC threads share the CPUs.
+set -eu
+
+dir=
+for d in /opt/*; do
+	[ -f "$d/lib/twheel.jar" ] && dir=$d
+done
+[ -n "$dir" ] || { echo "vm-bench.sh: no Java binding files in /opt (make vm-files)"; exit 1; }
+in-debian java -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto -cp "$dir/lib/*" org.twheel.bench.BindingBench
+if grep -q 'twheel.jmh=1' /proc/cmdline; then
+	in-debian java -cp "$dir/lib/*" org.openjdk.jmh.Main -f 1 -wi 2 -w 1s -i 3 -r 1s RefreshBenchmark
+fi
