@@ -7,7 +7,9 @@
 # SystemTimer, ScheduledThreadPoolExecutor and DelayQueue; with
 # twheel.jmh=1 on the kernel command line (make bench JMH=1) also the
 # JMH benchmark, briefly (one fork, 3 x 1 s). Serial GC: the heap after a
-# full GC is then the live objects, and no GC threads share the CPUs.
+# full GC is then the live objects, and no GC threads share the CPUs. C1
+# only: under software emulation C2 takes so long to compile that much
+# of a stream would run interpreted.
 set -eu
 
 dir=
@@ -15,7 +17,10 @@ for d in /opt/*; do
 	[ -f "$d/lib/twheel.jar" ] && dir=$d
 done
 [ -n "$dir" ] || { echo "vm-bench.sh: no Java binding files in /opt (make vm-files)"; exit 1; }
-in-debian java -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto -cp "$dir/lib/*" org.twheel.bench.BindingBench
+# twheel.bench.impls=A,B on the kernel command line: only those ways.
+impls=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.impls=//p')
+in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto -Dbench.impls="$impls" \
+	-cp "$dir/lib/*" org.twheel.bench.BindingBench
 if grep -q 'twheel.jmh=1' /proc/cmdline; then
 	in-debian java -cp "$dir/lib/*" org.openjdk.jmh.Main -f 1 -wi 2 -w 1s -i 3 -r 1s RefreshBenchmark
 fi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * BindingBench: what keeping n ids with a 30 s timeout costs from Java,
+ * BindingBench: what keeping n ids with a 5 min timeout costs from Java,
  * twheel side by side with the JVM's usual answers, in one run (in the
  * VM: vm-bench.sh). For each n (10^5, 10^6) and each way, n ids are
  * added, then a stream of refreshes of random ids is sent, each the
@@ -10,8 +10,8 @@
  *   twheel-refresh-ids  Wheel.refreshAll of 256 ids: one TWHEEL_IOC_REFRESH
  *   twheel-touch        TouchTable.touch(slot): a clock read and a release
  *                       store; the module's later look at each id counted
- *                       (the ids' timeout is 10 s plus 20 us per id, so that
- *                       the adds and the stream end before the looks begin)
+ *                       (the ids' timeout is twice what adding them takes,
+ *                       and 20 s, so that the looks begin after the stream)
  *   twheel-timer        TwheelTimer: timeout.cancel() + newTimeout()
  *   hashedwheeltimer    Netty's HashedWheelTimer, default tick: the same
  *   kafka-systemtimer   Kafka's SystemTimer (its hierarchical wheel, with
@@ -23,9 +23,11 @@
  *
  * Printed, one line per way and n:
  *   binding-bench: lang=java impl=I n=N cpu_ns_per_refresh=C bytes_per_id=B
- * cpu_ns_per_refresh: the process's CPU time over the stream (all its
- * threads: the timer threads that tick, GC, JIT; getProcessCpuTime, i.e.
- * getrusage-like) plus the CPU time of the kernel's unbound kworkers in
+ * cpu_ns_per_refresh: the CPU time over the stream of every Java thread
+ * (ThreadMXBean: the caller's, the timer threads that tick, reap or read)
+ * and of the collector (its MXBeans; serial GC, so that is CPU time),
+ * which is the process's less its JIT compiler's, plus the CPU time of
+ * the kernel's unbound kworkers in
  * the same span (/proc/PID/schedstat of kworker/u*, where the module's
  * expiry and touch-table work runs, as bench/devbench.c counts it), per
  * refresh. For twheel-touch the kworker time is measured until the
@@ -39,9 +41,10 @@
  * index), and the touch table's pages. Reported, not asserted.
  *
  *   java -XX:+UseSerialGC -Xmx2g -cp ... org.twheel.bench.BindingBench [N...]
- * Environment: BENCH_STREAM (refreshes per way, default 200000),
- * BENCH_BUDGET_S (CPU seconds per way before the stream is cut short,
- * default 10: DelayQueue's remove is O(n)).
+ * System properties: bench.impls (which ways, comma-separated; default
+ * all), bench.stream (refreshes per way, default 200000), bench.budget
+ * (CPU seconds per way before the stream is cut short, default 10:
+ * DelayQueue's remove is O(n)).
  */
 package org.twheel.bench;
 
@@ -56,7 +59,9 @@ import org.twheel.TwheelTimer;
 import org.twheel.Wheel;
 
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,7 +76,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 public final class BindingBench {
-    static final long TIMEOUT_MS = 30_000;
+    /* Long enough that nothing expires while a slow VM adds and refreshes 10^6 ids. */
+    static final long TIMEOUT_MS = 300_000;
     static final Duration TIMEOUT = Duration.ofMillis(TIMEOUT_MS);
     static final Duration TICK = Duration.ofMillis(1);
     static final int CHUNK = 256;
@@ -155,14 +161,29 @@ public final class BindingBench {
         final Wheel w;
         final TouchTable t;
         final int n;
-        /* Long enough to add every id and send the stream first; the looks come soon after. */
+        /*
+         * Long enough to add every id and send the stream first, so that
+         * the looks come after it: twice what adding takes, from a sample
+         * of 1 %, and 20 s.
+         */
         final Duration timeout;
         long kw0;
 
         Touch(Object[] held, int n) throws IOException {
             super(held);
             this.n = n;
-            timeout = Duration.ofSeconds(10).plusNanos(n * 20_000L);
+            long t0 = System.nanoTime();
+            try (Wheel sample = Wheel.open(TICK, TIMEOUT)) {
+                Batch b = new Batch(4096);
+                for (int i = 0; i < n / 100; i++) {
+                    b.add(i, TIMEOUT);
+                    if (b.size() == b.capacity() || i == n / 100 - 1) {
+                        sample.submit(b);
+                        b.clear();
+                    }
+                }
+            }
+            timeout = Duration.ofNanos((System.nanoTime() - t0) * 200).plusSeconds(20);
             w = Wheel.open(new Wheel.Config().tick(TICK).timeout(timeout).touchSlots(n));
             t = w.touchTable();
         }
@@ -392,9 +413,20 @@ public final class BindingBench {
 
     // ---- measuring ----
 
+    /*
+     * CPU time of every Java thread (the caller's, and the timer's own that
+     * tick, reap or read) plus the collector's time: the process's CPU time
+     * less that of the JIT compiler, a start-up cost that would otherwise
+     * land on whichever way ran while it compiled.
+     */
     static long processCpuNs() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime();
+        ThreadMXBean t = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (long id : t.getAllThreadIds())
+            sum += Math.max(0, t.getThreadCpuTime(id));
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans())
+            sum += TimeUnit.MILLISECONDS.toNanos(Math.max(0, gc.getCollectionTime()));
+        return sum;
     }
 
     /* The unbound kworkers' run time (schedstat), where the module's deferred work runs. */
@@ -414,10 +446,19 @@ public final class BindingBench {
         return sum;
     }
 
-    static long heapAfterGc() {
-        for (int i = 0; i < 3; i++)
+    /* The heap's live bytes: full collections until what they leave stops shrinking. */
+    static long heapAfterGc() throws InterruptedException {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 10; i++) {
             System.gc();
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+            /* Let the Cleaner and reference handler threads drop what the last GC found. */
+            Thread.sleep(100);
+            long now = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+            if (now >= used - 4096)
+                return Math.min(now, used);
+            used = now;
+        }
+        return used;
     }
 
     /* Bytes of one slab cache, or 0 if this kernel shows it nowhere. */
@@ -461,7 +502,12 @@ public final class BindingBench {
         Way make(Object[] held, int n) throws Exception;
     }
 
+    /* bench.impls: the ways to run, comma-separated; empty: all. */
+    static String only;
+
     static void run(String impl, Maker maker, int n, long[] stream, int streamLen, long budgetNs) throws Exception {
+        if (!only.isEmpty() && !List.of(only.split(",")).contains(impl))
+            return;
         Object[] held = new Object[n];
         long heap0 = heapAfterGc();
         long mod0 = moduleBytes();
@@ -469,9 +515,9 @@ public final class BindingBench {
         try {
             way.addAll(n);
             long bytes = heapAfterGc() - heap0 + moduleBytes() - mod0 + way.extraBytes();
-            /* Warm up the JIT on the first tenth of the stream. */
-            long warm = System.nanoTime() + budgetNs / 10;
-            for (int i = 0; i + CHUNK <= streamLen / 10 && System.nanoTime() < warm; i += CHUNK)
+            /* Warm up the JIT on the first quarter of the stream. */
+            long warm = System.nanoTime() + budgetNs / 4;
+            for (int i = 0; i + CHUNK <= streamLen / 4 && System.nanoTime() < warm; i += CHUNK)
                 way.refresh(stream, i, CHUNK);
             long kw0 = kworkerNs();
             long cpu0 = processCpuNs();
@@ -503,8 +549,8 @@ public final class BindingBench {
     public static void main(String[] args) throws Exception {
         List<Integer> sizes = args.length > 0 ? java.util.Arrays.stream(args).map(Integer::valueOf).toList()
                 : List.of(100_000, 1_000_000);
-        int streamLen = Integer.parseInt(System.getenv().getOrDefault("BENCH_STREAM", "200000"));
-        long budgetNs = TimeUnit.SECONDS.toNanos(Long.parseLong(System.getenv().getOrDefault("BENCH_BUDGET_S", "10")));
+        int streamLen = Integer.parseInt(System.getProperty("bench.stream", "200000"));
+        long budgetNs = TimeUnit.SECONDS.toNanos(Long.parseLong(System.getProperty("bench.budget", "10")));
         long idle = kworkerNs();
         Thread.sleep(1000);
         System.out.printf("# binding-bench: unbound kworkers idle: %d ns in 1 s; %s %s, %d CPUs%n", kworkerNs() - idle,
@@ -515,6 +561,7 @@ public final class BindingBench {
             long[] stream = new long[streamLen];
             for (int i = 0; i < streamLen; i++)
                 stream[i] = rnd.nextInt(n);
+            only = System.getProperty("bench.impls", "");
             run("twheel", (h, k) -> new WheelOps(h, false), n, stream, streamLen, budgetNs);
             run("twheel-refresh-ids", (h, k) -> new WheelOps(h, true), n, stream, streamLen, budgetNs);
             run("twheel-touch", Touch::new, n, stream, streamLen, budgetNs);
