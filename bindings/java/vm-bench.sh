@@ -18,9 +18,20 @@ for d in /opt/*; do
 done
 [ -n "$dir" ] || { echo "vm-bench.sh: no Java binding files in /opt (make vm-files)"; exit 1; }
 # twheel.bench.impls=A,B on the kernel command line: only those ways.
-impls=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.impls=//p')
-in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto -Dbench.impls="$impls" \
-	-cp "$dir/lib/*" org.twheel.bench.BindingBench
+impls=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.impls=//p' | tr ',' ' ')
+[ -n "$impls" ] || impls="twheel twheel-refresh-ids twheel-touch twheel-timer hashedwheeltimer
+	kafka-systemtimer scheduledthreadpoolexecutor delayqueue"
+rc=0
+idle=-Dbench.idle=true
+# One JVM per way and n: none inherits another's garbage or compiled code.
+for n in 100000 1000000; do
+	for impl in $impls; do
+		in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto $idle \
+			-Dbench.impls="$impl" -cp "$dir/lib/*" org.twheel.bench.BindingBench "$n" || rc=1
+		idle=
+	done
+done
 if grep -q 'twheel.jmh=1' /proc/cmdline; then
 	in-debian java -cp "$dir/lib/*" org.openjdk.jmh.Main -f 1 -wi 2 -w 1s -i 3 -r 1s RefreshBenchmark
 fi
+exit $rc
