@@ -350,6 +350,7 @@ public final class Wheel implements Closeable {
      * first: {@code null} waits for ever, {@link Duration#ZERO} not at all.
      * Returns how many were read (also {@link Expirations#size()}), 0 if
      * none came in time. Each expiration is read exactly once, by one reader.
+     * A waiting read ends with {@link #close()}, not with Thread.interrupt().
      *
      * @throws ClosedWheelException the wheel is closed, also while this waits
      */
