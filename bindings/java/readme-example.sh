@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
 # The README's Java example is what a new user copies first: take the
-# first ```java block under "## From Java" exactly as it stands (from the
-# main README once the section is there, else from this directory's),
-# and compile it against the built jar with -Xlint:all -Werror into
+# first ```java block under "## From Java" of the main README exactly
+# as it stands, and compile it against the built jar with -Xlint:all -Werror into
 # OUTDIR/classes, where the VM's tests run it (ExamplesTest).
 #   readme-example.sh OUTDIR
 set -eu
@@ -12,7 +11,6 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 readme=$here/../../README.md
-grep -q '^## From Java' "$readme" || readme=$here/README.md
 version=$(cat "$here/../../VERSION")
 rm -rf "$out"
 mkdir -p "$out/classes"

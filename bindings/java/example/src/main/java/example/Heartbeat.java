@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
  * Heartbeat: an IM gateway's offline detection (the seeds' case, at the
- * scale of demo/heartbeat.c) written as a Netty application writes it,
+ * scale of examples/heartbeat/heartbeat.c) written as a Netty application writes it,
  * on TwheelTimer: each connection holds a Timeout; every heartbeat
  * cancels it and schedules a new one; the task marks the connection
  * offline. Switching from HashedWheelTimer is the one line marked below.
