@@ -70,10 +70,15 @@ packages() {
 	charts)
 		# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
 		echo gnuplot-nox ;;
+	scenarios)
+		# `make bench-scenarios`: the Redis peers' C client (hiredis,
+		# linked statically), and the VM's language root.
+		echo libhiredis-dev
+		packages vm ;;
 	check) for p in build vm style core examples deb bindings; do packages "$p"; done ;;
 	demo) for p in build vm; do packages "$p"; done ;;
 	*)
-		echo "setup: no purpose '$1' (build vm style core examples deb bindings server charts check demo)" >&2
+		echo "setup: no purpose '$1' (build vm style core examples deb bindings server charts scenarios check demo)" >&2
 		exit 2 ;;
 	esac
 }
