@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// scen-go: the Go ways of the scenario benchmark, one per argument, each a
+// driver of the protocol in ../scen.h (scenctl starts it):
+//
+//	null       the replay alone: the floor the Go ways are measured from
+//	afterfunc  time.AfterFunc per id, Reset on refresh, Stop on cancel; the
+//	           timers in a map behind a mutex (their callbacks run on
+//	           goroutines of their own and take expired ids out)
+//	gozero     go-zero's TimingWheel (core/collection), as seed 001 uses it:
+//	           the seeds' 1 s tick, scaled, and timeout/tick slots;
+//	           SetTimer per arm, RemoveTimer per cancel
+//
+// The main goroutine replays the schedule: each turn applies the events
+// that are due, then sleeps at least a millisecond. Built static
+// (CGO_ENABLED=0) for the test VM.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/zeromicro/go-zero/core/collection"
+)
+
+const (
+	opAdd = iota
+	opRefresh
+	opCancel
+	opMark
+	quantum = time.Millisecond
+	lateNs  = 10_000_000
+)
+
+// The schedule's header (scen.h) and events.
+var (
+	timeout, tick time.Duration
+	endUs         uint64
+	ev            []uint32
+)
+
+// CLOCK_MONOTONIC, the clock of the harness and of every other driver:
+// one system call at start, then Go's own monotonic clock from there.
+var baseTime, baseMono = time.Now(), monoSyscall()
+
+func monoSyscall() int64 {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+func mono() int64 { return baseMono + int64(time.Since(baseTime)) }
+
+// Expiries to fd 3, from any goroutine; the main one writes them.
+var (
+	outMu sync.Mutex
+	out   []byte
+	fd3   = os.NewFile(3, "expiries")
+)
+
+func report(id uint32) {
+	now := mono()
+	outMu.Lock()
+	out = binary.LittleEndian.AppendUint64(out, uint64(id))
+	out = binary.LittleEndian.AppendUint64(out, uint64(now))
+	outMu.Unlock()
+}
+
+func flush() {
+	outMu.Lock()
+	if len(out) > 0 {
+		if _, err := fd3.Write(out); err != nil {
+			panic(err)
+		}
+		out = out[:0]
+	}
+	outMu.Unlock()
+}
+
+type way func(op int, id uint32)
+
+func afterFunc() way {
+	var mu sync.Mutex
+	m := make(map[uint32]*time.Timer)
+	arm := func(id uint32) {
+		var t *time.Timer
+		t = time.AfterFunc(timeout, func() {
+			mu.Lock()
+			if m[id] == t {
+				delete(m, id)
+			}
+			mu.Unlock()
+			report(id)
+		})
+		m[id] = t
+	}
+	return func(op int, id uint32) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := m[id]
+		switch {
+		case op == opCancel:
+			if t != nil {
+				t.Stop()
+				delete(m, id)
+			}
+		case t == nil || !t.Reset(timeout):
+			// Absent, or fired already: a new timer, as for a new id.
+			arm(id)
+		}
+	}
+}
+
+func goZero() way {
+	tw, err := collection.NewTimingWheel(tick, int(timeout/tick), func(k, _ any) {
+		report(k.(uint32))
+	})
+	if err != nil {
+		panic(err)
+	}
+	return func(op int, id uint32) {
+		if op == opCancel {
+			tw.RemoveTimer(id)
+		} else {
+			tw.SetTimer(id, struct{}{}, timeout)
+		}
+	}
+}
+
+func load(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	le := binary.LittleEndian
+	if le.Uint64(b) != 0x314e454353 {
+		panic(path + ": not a schedule")
+	}
+	n := le.Uint64(b[32:])
+	timeout = time.Duration(le.Uint64(b[40:]))
+	tick = time.Duration(le.Uint64(b[48:]))
+	endUs = le.Uint64(b[56:])
+	ev = make([]uint32, 2*n)
+	for i := range ev {
+		ev[i] = le.Uint32(b[80+4*i:])
+	}
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: scen-go WAY SCHEDULE (scenctl runs it; see scen.h)")
+		os.Exit(2)
+	}
+	load(os.Args[2])
+	var w way
+	switch os.Args[1] {
+	case "null":
+		w = func(int, uint32) {}
+	case "afterfunc":
+		w = afterFunc()
+	case "gozero":
+		w = goZero()
+	default:
+		fmt.Fprintln(os.Stderr, "scen-go: no way", os.Args[1])
+		os.Exit(2)
+	}
+	fmt.Println("ready")
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "go ") {
+		panic("no go")
+	}
+	t0, _ := strconv.ParseInt(strings.TrimSpace(line[3:]), 10, 64)
+	end := t0 + int64(endUs)*1000
+	var lag, applied int64
+	i, n := 0, len(ev)/2
+	at := func(i int) int64 { return t0 + int64(ev[2*i])*1000 }
+
+	time.Sleep(time.Duration(t0 - mono()))
+	for {
+		now := mono()
+		first := i
+		for ; i < n && at(i) <= now; i++ {
+			op, id := int(ev[2*i+1]>>30), ev[2*i+1]&(1<<30-1)
+			if op == opMark {
+				flush()
+				fmt.Println("mark", id)
+				continue
+			}
+			w(op, id)
+			applied++
+		}
+		// The turn's first event was applied this late, its last by now.
+		if i > first {
+			done := mono()
+			lag = max(lag, done-at(first))
+			if done-at(first) > lateNs {
+				fmt.Println("late", ev[2*first], ev[2*(i-1)], done)
+			}
+		}
+		flush()
+		if i == n && now >= end {
+			break
+		}
+		next := end
+		if i < n {
+			next = at(i)
+		}
+		time.Sleep(max(time.Duration(next-mono()), quantum))
+	}
+	fmt.Printf("done applied=%d lag_max_ns=%d\n", applied, lag)
+}

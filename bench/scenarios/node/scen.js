@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scen.js: the Node.js ways of the scenario benchmark, one per argument,
+ * each a driver of the protocol in ../scen.h (scenctl starts it):
+ *
+ *   null        the replay alone: the floor the Node ways are measured from
+ *   settimeout  setTimeout per id, timeout.refresh() on refresh, clearTimeout
+ *               on cancel; the Timeouts in a Map by id
+ *
+ * The replay runs on the event loop, as a server's packets would: each
+ * turn applies the events that are due and sets a timer for the next
+ * ones, at least a millisecond away. Before that V8 is warmed up on ids
+ * outside the schedule's, as a long-running server's code is compiled
+ * by the time it holds its millions of ids.
+ */
+'use strict';
+
+const fs = require('fs');
+
+const ADD = 0, REFRESH = 1, CANCEL = 2, MARK = 3;
+
+function mono() {
+	return Number(process.hrtime.bigint());
+}
+
+/* ---- expiries to fd 3 ---- */
+
+const WARM_BASE = 1 << 29;
+const out = Buffer.alloc(16 * 4096);
+let outLen = 0;
+
+function flush() {
+	let off = 0;
+	while (off < outLen)
+		off += fs.writeSync(3, out, off, outLen - off);
+	outLen = 0;
+}
+
+function report(id) {
+	const now = mono();
+	/* A warm-up id (the warm-up outlasted its timeout): not the schedule's. */
+	if (id >= WARM_BASE)
+		return;
+	if (outLen === out.length)
+		flush();
+	out.writeUInt32LE(id, outLen);
+	out.writeUInt32LE(0, outLen + 4);
+	out.writeUInt32LE(now % 0x100000000, outLen + 8);
+	out.writeUInt32LE(Math.floor(now / 0x100000000), outLen + 12);
+	outLen += 16;
+}
+
+/* ---- the schedule (scen.h) ---- */
+
+const b = fs.readFileSync(process.argv[3]);
+if (b.readBigUInt64LE(0) !== 0x314e454353n)
+	throw new Error(process.argv[3] + ': not a schedule');
+const nrEvents = Number(b.readBigUInt64LE(32));
+const timeoutMs = Number(b.readBigUInt64LE(40)) / 1e6;
+const endUs = Number(b.readBigUInt64LE(56));
+const ev = new Uint32Array(b.buffer, b.byteOffset + 80, 2 * nrEvents);
+
+/* ---- the ways ---- */
+
+function setTimeoutWay() {
+	const timers = new Map();
+	const fire = (id) => {
+		timers.delete(id);
+		report(id);
+	};
+	return (op, id) => {
+		const t = timers.get(id);
+		if (op === CANCEL) {
+			if (t) {
+				clearTimeout(t);
+				timers.delete(id);
+			}
+		} else if (t) {
+			t.refresh();
+		} else {
+			timers.set(id, setTimeout(fire, timeoutMs, id));
+		}
+	};
+}
+
+const ways = {
+	null: () => () => {},
+	settimeout: setTimeoutWay,
+};
+
+if (process.argv.length !== 4 || !ways[process.argv[2]]) {
+	process.stderr.write('usage: node scen.js null|settimeout SCHEDULE (scenctl runs it; see scen.h)\n');
+	process.exit(2);
+}
+const apply = ways[process.argv[2]]();
+
+/* ---- the protocol and the loop ---- */
+
+/* Three rounds of add, refresh and cancel of 50,000 ids the schedule never uses. */
+for (let round = 0; round < 3; round++)
+	for (const op of [ADD, REFRESH, CANCEL])
+		for (let id = WARM_BASE; id < WARM_BASE + 50000; id++)
+			apply(op, id);
+
+process.stdout.write('ready\n');
+const line = Buffer.alloc(64);
+const got = fs.readSync(0, line, 0, line.length, null);
+const t0 = Number(line.toString('utf8', 0, got).trim().split(' ')[1]);
+const end = t0 + endUs * 1000;
+let i = 0, lag = 0, applied = 0;
+const n = nrEvents;
+
+function step() {
+	const now = mono(), first = i;
+	while (i < n && t0 + ev[2 * i] * 1000 <= now) {
+		const op = ev[2 * i + 1] >>> 30, id = ev[2 * i + 1] & 0x3fffffff;
+		if (op === MARK) {
+			flush();
+			fs.writeSync(1, 'mark ' + id + '\n');
+		} else {
+			apply(op, id);
+			applied++;
+		}
+		i++;
+	}
+	/* The turn's first event was applied this late, its last by now. */
+	if (i > first) {
+		const done = mono(), late = done - t0 - ev[2 * first] * 1000;
+		lag = Math.max(lag, late);
+		if (late > 10e6)
+			fs.writeSync(1, 'late ' + ev[2 * first] + ' ' + ev[2 * (i - 1)] + ' ' + done + '\n');
+	}
+	flush();
+	if (i === n && now >= end) {
+		fs.writeSync(1, 'done applied=' + applied + ' lag_max_ns=' + lag + '\n');
+		process.exit(0);
+	}
+	const next = i < n ? t0 + ev[2 * i] * 1000 : end;
+	setTimeout(step, Math.max(1, (next - mono()) / 1e6));
+}
+
+setTimeout(step, Math.max(0, (t0 - mono()) / 1e6));
