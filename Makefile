@@ -15,7 +15,7 @@ DESTDIR	?=
 
 .PHONY: all module lib tools clean install help demo check fresh-check \
 	check-all setup kernels style core-test fuzz-core fuzz-core-long \
-	bench-core bench-dev charts selftests deb dkms-src server-test \
+	bench-core bench-dev bench-scenarios charts selftests deb dkms-src server-test \
 	readme-test
 
 all: module lib ## the module (against KDIR) and libtwheel
@@ -72,6 +72,11 @@ bench-core: ## the core against libuv's and libevent's heaps [N=1000000]
 
 bench-dev: ## the device against one timerfd per id, in a VM
 	$(MAKE) -C bench/device run
+
+bench-scenarios: ## the seeds' scenarios against Redis, Netty, Kafka, the JDK, Go, Node, timerfd, in a VM
+	./scripts/setup.sh scenarios
+	$(MAKE) -C bench/scenarios run
+	$(MAKE) -C bench/scenarios report
 
 charts: ## the benchmark charts of docs/ (PNG), from docs/data
 	./scripts/setup.sh charts
