@@ -981,7 +981,8 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
-	if (args.pad || args.nr_failed || args.count > INT_MAX ||
+	/* nr_failed is output only: whatever it holds on input is ignored. */
+	if (args.pad || args.count > INT_MAX ||
 	    args.flags & ~(TWHEEL_OPF_TIMES | TWHEEL_OPF_ADD_IF_ABSENT))
 		return -EINVAL;
 	tmpl.op = TWHEEL_OP_REFRESH;
@@ -1001,8 +1002,11 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 		if (ret)
 			return ret;
 	}
-	/* The count of failures must be writable before anything is applied. */
-	if (put_user(0, &uargs->nr_failed))
+	/*
+	 * The count of failures must be writable before anything is applied:
+	 * written back as it was, so that a call that fails changes nothing.
+	 */
+	if (put_user(args.nr_failed, &uargs->nr_failed))
 		return -EFAULT;
 	uids = u64_to_user_ptr(args.ids);
 	ufailed = u64_to_user_ptr(args.failed);

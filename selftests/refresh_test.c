@@ -127,9 +127,6 @@ TEST_F(wheel, bad_arguments_are_einval_and_change_nothing)
 	a.pad = 1;
 	EXPECT_EQ(-EINVAL, refresh(self->fd, &a));
 	a.pad = 0;
-	a.nr_failed = 1;
-	EXPECT_EQ(-EINVAL, refresh(self->fd, &a));
-	a.nr_failed = 0;
 	a.flags = TWHEEL_OPF_TOUCH;
 	EXPECT_EQ(-EINVAL, refresh(self->fd, &a));
 	a.flags = 1U << 31;
@@ -154,6 +151,39 @@ TEST_F(wheel, bad_arguments_are_einval_and_change_nothing)
 	EXPECT_EQ(-EINVAL, refresh(self->fd, &a));
 	EXPECT_EQ(0, a.nr_failed);
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
+}
+
+/*
+ * nr_failed is output only: whatever it holds on input is ignored and
+ * overwritten with the count; a call that fails leaves it as it was.
+ */
+TEST_F(wheel, nr_failed_on_input_is_ignored)
+{
+	uint64_t ids[3] = { 1, 2, 3 }, failed[3];
+	struct twheel_refresh_args a;
+
+	ASSERT_EQ(0, twheel_add(self->fd, 2, NSEC_PER_SEC));
+	memset(&a, 0, sizeof(a));
+	a.ids = (uintptr_t)ids;
+	a.failed = (uintptr_t)failed;
+	a.count = 3;
+	a.nr_failed = JUNK;
+	EXPECT_EQ(0, refresh(self->fd, &a));
+	EXPECT_EQ(2, a.nr_failed);
+	EXPECT_EQ(1, failed[0]);
+	EXPECT_EQ(3, failed[1]);
+	a.nr_failed = 0xffffffffU;
+	a.failed = 0;
+	EXPECT_EQ(0, refresh(self->fd, &a));
+	EXPECT_EQ(2, a.nr_failed);
+	a.nr_failed = JUNK;
+	a.pad = 1;
+	EXPECT_EQ(-EINVAL, refresh(self->fd, &a));
+	EXPECT_EQ(JUNK, a.nr_failed);
+	a.pad = 0;
+	a.ids = 8;
+	EXPECT_EQ(-EFAULT, refresh(self->fd, &a));
+	EXPECT_EQ(JUNK, a.nr_failed);
 }
 
 TEST(before_setup_is_ebadfd)

@@ -903,7 +903,8 @@ static void do_refresh_ids(void)
 			       ret);
 		return;
 	}
-	if (args.pad || args.nr_failed || args.count > INT_MAX || args.flags & ~known)
+	/* nr_failed is output only: any value in is ignored. */
+	if (args.pad || args.count > INT_MAX || args.flags & ~known)
 		inval = 1;
 	else if (!(args.flags & (TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME)))
 		inval = args.timeout_ns != 0;

@@ -213,7 +213,7 @@ struct twheel_event {
  * @flags:	TWHEEL_OPF_TIMEOUT or TWHEEL_OPF_ABSTIME, and
  *		TWHEEL_OPF_ADD_IF_ABSENT; nothing else.
  * @nr_failed:	out: how many ids were not refreshed (written to @failed
- *		if given).
+ *		if given); its value on input is ignored.
  * @pad:	must be 0.
  *
  * The common case of a batch, compact: REFRESH of each id in order, as
