@@ -1116,19 +1116,34 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 	return done;
 }
 
+/*
+ * The commands that may change the wheel (SETUP, OP, BATCH, REFRESH) need
+ * a descriptor open for writing, as write(2) does: on one opened O_RDONLY
+ * they fail with EBADF before anything else is looked at. OP and BATCH
+ * count as writing whatever their ops are: a read-only descriptor can
+ * never set its wheel up, so there is no read-only wheel to query. DUMP,
+ * read(2), poll(2), mmap(2) and fdinfo only read.
+ */
 static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct twheel_ctx *ctx = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	bool writer = file->f_mode & FMODE_WRITE;
 
 	switch (cmd) {
 	case TWHEEL_IOC_SETUP:
+		if (!writer)
+			return -EBADF;
 		return twheel_ioctl_setup(ctx, uarg);
 	case TWHEEL_IOC_OP:
+		if (!writer)
+			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_op(ctx, uarg);
 	case TWHEEL_IOC_BATCH:
+		if (!writer)
+			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_batch(ctx, uarg);
@@ -1137,6 +1152,8 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EBADFD;
 		return twheel_ioctl_dump(ctx, uarg);
 	case TWHEEL_IOC_REFRESH:
+		if (!writer)
+			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_refresh(ctx, uarg);

@@ -99,9 +99,8 @@ int twheel_touch_mmap(struct twheel_touch *t, struct vm_area_struct *vma)
 {
 	/*
 	 * Shared, at offset 0, within the table: a private copy would never
-	 * be seen by the kernel, and the table is data, never code. MAP_SHARED
-	 * of an fd opened read-only is VM_MAYSHARE without VM_SHARED (it can
-	 * never be written): a reader's view of the same pages, allowed.
+	 * be seen by the kernel, and the table is data, never code. A shared
+	 * mapping is VM_MAYSHARE whether or not it may be written.
 	 */
 	if (vma->vm_pgoff || vma_pages(vma) > t->nr_pages)
 		return -EINVAL;

@@ -14,6 +14,8 @@
  * buffers are filled with a pattern; after it every return value must be
  * in the errno set documented for the call, and each byte must be
  * untouched or properly written:
+ *  - SETUP, OP, BATCH and REFRESH on a descriptor opened O_RDONLY: EBADF,
+ *    nothing written back;
  *  - struct twheel_op: result in the set its op code allows and equal to
  *    the ioctl's error; EINVAL exactly when the uapi says (flags, slot,
  *    timeout, deadline against the wheel's settings as fdinfo gives them);
@@ -227,6 +229,21 @@ static void check_errno(long ret, int err, const int *set, int n, const char *wh
 {
 	if (ret < 0 && !errno_in(err, set, n))
 		report(R_ERRNO, "%s: errno %d (%s)", what, err, strerror(err));
+}
+
+/*
+ * A command that changes the wheel, on a descriptor opened O_RDONLY:
+ * EBADF before anything else (uapi). Returns 1 if the descriptor is
+ * one, after checking the answer.
+ */
+static int refused_rdonly(int accmode, long ret, int err, const char *what)
+{
+	if (accmode != O_RDONLY)
+		return 0;
+	if (ret != -1 || err != EBADF)
+		report(R_ERRNO, "%s on a descriptor opened O_RDONLY returned %ld errno %d, uapi says EBADF",
+		       what, ret, ret < 0 ? err : 0);
+	return 1;
 }
 
 /* ---- what each wheel is, as fdinfo tells ---- */
@@ -618,7 +635,8 @@ static void do_setup(void)
 	struct twheel_setup_args args;
 	enum ptr_kind kind;
 	uint8_t *p = pick_ptr(sizeof(args), &kind);
-	int fd = wfd[pick_idx()], ret, err;
+	int wi = pick_idx(), fd = wfd[wi], ret, err;
+	int accmode = wheel_info(wi)->accmode;
 	static const uint64_t ticks[] = { NSEC_PER_MSEC, TWHEEL_TICK_MIN_NS, TWHEEL_TICK_MIN_NS - 1,
 					  TWHEEL_TICK_MAX_NS, TWHEEL_TICK_MAX_NS + 1, 0 };
 
@@ -652,6 +670,8 @@ static void do_setup(void)
 	ret = ioctl(fd, TWHEEL_IOC_SETUP, p);
 	err = errno;
 	calls++;
+	if (refused_rdonly(accmode, ret, err, "SETUP"))
+		return;
 	check_errno(ret, err, errs, 5, "SETUP");
 	if (ret > 0)
 		report(R_ERRNO, "SETUP returned %d", ret);
@@ -690,6 +710,11 @@ static void do_op(void)
 	err = errno;
 	t1 = wclock(w);
 	calls++;
+	if (refused_rdonly(w->accmode, ret, err, "OP")) {
+		if (kind == P_VALID && memcmp(p, saved, CHECK_LEN))
+			report(R_STRAY, "OP refused with EBADF wrote into its argument");
+		return;
+	}
 	check_errno(ret, err, errs, 7, "OP");
 	if (ret > 0)
 		report(R_ERRNO, "OP returned %d", ret);
@@ -741,6 +766,11 @@ static void do_batch(void)
 	err = errno;
 	t1 = wclock(w);
 	calls++;
+	if (refused_rdonly(w->accmode, ret, err, "BATCH")) {
+		if (okind == P_VALID && memcmp(saved, batch_region, n * sizeof(*ops)))
+			report(R_STRAY, "BATCH refused with EBADF wrote into its ops");
+		return;
+	}
 	check_errno(ret, err, errs, 3, "BATCH");
 	if (ret > (long)args.count || (okind == P_VALID && ret > (long)cap))
 		report(R_ERRNO, "BATCH returned %ld for count %u", ret, args.count);
@@ -890,6 +920,11 @@ static void do_refresh_ids(void)
 	err = errno;
 	t1 = wclock(w);
 	calls++;
+	if (refused_rdonly(w->accmode, ret, err, "REFRESH")) {
+		if (akind == P_VALID && memcmp(ap, saved + BATCH_PAGES * PAGE - CHECK_LEN, CHECK_LEN))
+			report(R_STRAY, "REFRESH refused with EBADF wrote into its argument");
+		return;
+	}
 	check_errno(ret, err, errs, 3, "REFRESH");
 	if (!w->setup) {
 		if (ret != -1 || err != EBADFD)
@@ -2233,6 +2268,8 @@ static void reopen(int i)
 	ret = raw_setup_touch(fd, rnd_below(&rs, 2) ? NSEC_PER_MSEC : TWHEEL_TICK_MIN_NS,
 			      rnd_below(&rs, 5 * NSEC_PER_MSEC), rnd_below(&rs, 2) ? 4096 : 0, slots);
 	calls++;
+	if (refused_rdonly(mode, ret < 0 ? -1 : ret, -ret, "SETUP with a table"))
+		return;
 	check_errno(ret, -ret, errs, 3, "SETUP with a table");
 	if (ret || !slots)
 		return;
@@ -2339,6 +2376,10 @@ static int usable(int fd, int fresh)
 
 	if (fresh && raw_setup(fd, NSEC_PER_MSEC, 0, 0))
 		return 0;
+	/* Opened read-only: never set up, it does its job by refusing all. */
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		return raw_op1(fd, TWHEEL_OP_ADD, id, 2 * NSEC_PER_MSEC) == -EBADF &&
+		       fdinfo_get(fd, "tick_ns") < 0;
 	raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX);
 	/* Drain what is already queued, then our own event must come. */
 	while (read(fd, &ev, sizeof(ev)) > 0)
@@ -2414,33 +2455,33 @@ static int longest_timeouts(void)
 }
 
 /*
- * The uapi maps a table with MAP_SHARED and refuses MAP_PRIVATE; a
- * process that opened its wheel read-only can still map the table
- * shared, read-only (mmap(2): PROT_WRITE needs a writable fd, MAP_SHARED
- * does not). Returns 0 if it can.
+ * A wheel opened read-only cannot be set up (uapi: SETUP is EBADF on a
+ * descriptor without write access), so it has no table to map: mmap is
+ * EBADFD. Returns 0 if that is so.
  */
-static int rdonly_table_maps(void)
+static int rdonly_never_set_up(void)
 {
-	int fd = open(TWHEEL_DEVICE, O_RDONLY | O_CLOEXEC), ret = 1;
+	int fd = open(TWHEEL_DEVICE, O_RDONLY | O_CLOEXEC), ret = 1, err;
 	void *p;
 
-	if (fd < 0 || raw_setup_touch(fd, NSEC_PER_MSEC, 0, 0, 8)) {
-		printf("# open or setup of a read-only wheel: %s\n", strerror(errno));
-		goto out;
+	if (fd < 0) {
+		printf("# open of a read-only wheel: %s\n", strerror(errno));
+		return 1;
 	}
+	err = -raw_setup_touch(fd, NSEC_PER_MSEC, 0, 0, 8);
 	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		printf("# wheel opened O_RDONLY: mmap(PROT_READ, MAP_SHARED) of its table: %s\n",
-		       strerror(errno));
-		goto out;
-	}
-	ret = ((uint64_t *)p)[0] != 0;
-	munmap(p, PAGE);
-out:
-	if (fd >= 0)
-		close(fd);
+	if (err != EBADF)
+		printf("# SETUP of a wheel opened O_RDONLY: %s\n", err ? strerror(err) : "succeeded");
+	else if (p != MAP_FAILED || errno != EBADFD)
+		printf("# mmap(PROT_READ, MAP_SHARED) of a wheel opened O_RDONLY: %s\n",
+		       p == MAP_FAILED ? strerror(errno) : "succeeded");
+	else
+		ret = 0;
+	if (p != MAP_FAILED)
+		munmap(p, PAGE);
+	close(fd);
 	if (ret)
-		report(R_MMAP, "a wheel opened read-only cannot map its table shared and read-only");
+		report(R_MMAP, "a wheel opened read-only was set up or mapped");
 	return ret;
 }
 
@@ -2544,8 +2585,8 @@ int main(int argc, char **argv)
 	}
 	ksft_test_result(!longest_timeouts(),
 			 "the longest timeout is never early on an idle wheel\n");
-	ksft_test_result(!rdonly_table_maps(),
-			 "a wheel opened read-only maps its table MAP_SHARED, PROT_READ\n");
+	ksft_test_result(!rdonly_never_set_up(),
+			 "a wheel opened read-only is never set up, nor mapped\n");
 	start_ns = mono_ns();
 	time_lo = start_ns > 30 * NSEC_PER_SEC ? start_ns - 30 * NSEC_PER_SEC : 0;
 	if (probe_start(secs)) {

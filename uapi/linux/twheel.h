@@ -20,6 +20,15 @@
  *    EINVAL. User pointers travel as __u64.
  *  - Unknown commands fail with ENOTTY; any command but TWHEEL_IOC_SETUP
  *    on a wheel not yet set up fails with EBADFD.
+ *  - TWHEEL_IOC_SETUP, TWHEEL_IOC_OP, TWHEEL_IOC_BATCH and
+ *    TWHEEL_IOC_REFRESH change the wheel (OP and BATCH whatever their
+ *    ops, QUERY included): on a descriptor opened without write access
+ *    (O_RDONLY) they fail with EBADF, as write(2) does, before any other
+ *    check. A wheel opened O_RDONLY can therefore never be set up: its
+ *    TWHEEL_IOC_DUMP, read(2) and mmap(2) answer EBADFD, and poll(2)
+ *    reports nothing. TWHEEL_IOC_DUMP, read(2), poll(2) and fdinfo need
+ *    no write access; read(2) and mmap(2) need read access, as for any
+ *    file (EBADF, EACCES on O_WRONLY).
  */
 #ifndef _UAPI_LINUX_TWHEEL_H
 #define _UAPI_LINUX_TWHEEL_H
