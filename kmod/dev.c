@@ -34,7 +34,9 @@
  *  - ctx->read_lock (mutex) serialises readers, so that events copied to
  *    one reader are taken off the list by that reader only. It nests
  *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
- *    is.
+ *    is. Since a copy may take as long as the reader's memory makes it,
+ *    O_NONBLOCK readers only try it (EAGAIN if taken) and others wait
+ *    for it interruptibly, restartably.
  *  - Fields marked "published" are written under ctx->lock with
  *    WRITE_ONCE() and read without it (poll, readers deciding whether to
  *    sleep, fdinfo).
@@ -1222,9 +1224,19 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 			if (ret)
 				return ret;
 		}
-		ret = mutex_lock_interruptible(&ctx->read_lock);
-		if (ret)
-			return ret;
+		/*
+		 * Another reader holds read_lock across its copy to user
+		 * memory, which may fault for as long as that memory's owner
+		 * likes (userfaultfd): a non-blocking read never waits for
+		 * it, and a wait for it is restarted after a signal, as the
+		 * wait for events is.
+		 */
+		if (file->f_flags & O_NONBLOCK) {
+			if (!mutex_trylock(&ctx->read_lock))
+				return -EAGAIN;
+		} else if (mutex_lock_interruptible(&ctx->read_lock)) {
+			return -ERESTARTSYS;
+		}
 		/* Another reader may have taken them while this one slept. */
 		if (READ_ONCE(ctx->events_waiting))
 			break;

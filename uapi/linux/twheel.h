@@ -194,8 +194,11 @@ struct twheel_batch_args {
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
  * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
- * event waits; with it, EAGAIN. A signal that arrives while a large
- * read is copying ends it with the records read so far. If the buffer
+ * event waits and no other read(2) of the wheel is copying out (readers
+ * take turns); with it, it never waits for either: EAGAIN. A signal
+ * during the wait restarts it under SA_RESTART, else fails it with
+ * EINTR; one that arrives while a large read is copying ends it with
+ * the records read so far. If the buffer
  * faults part-way, read(2)
  * returns the records copied whole before the fault (EFAULT if none):
  * the record cut by the fault may be partly written in the buffer but is
