@@ -85,16 +85,6 @@
 #define TWHEEL_DUMP_CHUNK	16
 #define TWHEEL_DUMP_BUDGET	256
 
-/*
- * How far the wheel's clock may lag the present when a deadline is placed.
- * The core clamps deadlines to TW_MAX_DELTA past its clock; the longest
- * timeout is TWHEEL_MAX_TIMEOUT_TICKS past the present. An operation that
- * finds the clock lagging more (the work has not run for 2^34 ticks: a
- * suspend of weeks on CLOCK_BOOTTIME at a 100 us tick) catches up first,
- * so no deadline is ever clamped early.
- */
-#define TWHEEL_MAX_LAG		((TW_MAX_DELTA - TWHEEL_MAX_TIMEOUT_TICKS) / 2)
-
 #define TWHEEL_OPF_TIMES	(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_ABSTIME)
 
 static unsigned int twheel_max_entries_per_wheel = 1U << 24;
@@ -451,29 +441,20 @@ static void twheel_work_fn(struct work_struct *work)
 }
 
 /*
- * The present on the wheel's clock, for placing deadlines: never early,
- * whatever the lag of the wheel's clock (see TWHEEL_MAX_LAG). Under
- * ctx->lock, which it drops and retakes only to catch up after a lag of
- * 2^34 ticks, yielding between chunks.
+ * The present on the wheel's clock, for placing deadlines. However far
+ * the wheel's clock lags it (the work has not run since a long suspend
+ * on CLOCK_BOOTTIME), a deadline placed from it is kept exactly: the core
+ * never clamps one early (see "Hops" in wheel.c). An idle wheel's clock
+ * is moved up to it first, so that new deadlines land on their level.
+ * Under ctx->lock.
  */
 static ktime_t twheel_present(struct twheel_ctx *ctx)
 {
-	lockdep_assert_held(&ctx->lock);
-	for (;;) {
-		ktime_t now = twheel_now(ctx);
-		u64 now_tick = twheel_ns_to_tick(ctx, now);
-		bool wake;
+	ktime_t now = twheel_now(ctx);
 
-		if (tw_idle_to(&ctx->wheel, now_tick) ||
-		    !tw_after(now_tick, ctx->wheel.clk + TWHEEL_MAX_LAG))
-			return now;
-		twheel_advance(ctx, now, &wake);
-		mutex_unlock(&ctx->lock);
-		if (wake)
-			twheel_wake_readers(ctx);
-		cond_resched();
-		mutex_lock(&ctx->lock);
-	}
+	lockdep_assert_held(&ctx->lock);
+	tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
+	return now;
 }
 
 static int twheel_open(struct inode *inode, struct file *file)

@@ -23,7 +23,16 @@
  * every digit above l and have a larger digit l. The top level is used
  * as a ring: it also takes entries whose higher bits differ from c's
  * (the clock is about to carry into bit 36, or to wrap), which is
- * unambiguous because no deadline is more than TW_MAX_DELTA ahead.
+ * unambiguous because no entry is placed more than TW_MAX_DELTA ahead.
+ *
+ * Hops. A deadline further ahead than that (the caller's present can be
+ * any distance past a wheel's clock that has not run for long, after a
+ * suspend on CLOCK_BOOTTIME, say) keeps its exact tick in @expires but is
+ * placed as if due at c + TW_MAX_DELTA, on the top level; when that slot
+ * is cascaded the entry is placed again relative to the new clock, as
+ * any cascaded entry, and hops on until its deadline is within reach. So
+ * no deadline is ever clamped to an earlier one, and a hop costs one
+ * cascade per 2^35 - 2^30 ticks beyond reach.
  *
  * Invariant: every slot of level l at or "behind" c's digit l is empty
  * (but for one slot while a cascade is cut short, @pend_level). Hence
@@ -34,7 +43,8 @@
  *    begins; then its entries are re-placed relative to the new clock,
  *    which puts them on a lower level (or expires those due exactly
  *    then). This is the cascade; an entry cascades at most
- *    TW_LEVELS - 1 times in its life, whatever the clock does.
+ *    TW_LEVELS - 1 times in its life, whatever the clock does, plus
+ *    its hops.
  *
  * Unlike the kernel's own timer wheel (kernel/time/timer.c), which never
  * cascades and so lets an entry's granularity grow with its distance,
@@ -413,10 +423,17 @@ u64 tw_dump_after(const struct tw_wheel *w, const struct tw_entry *e)
  * cascade together). These are the operations of every refresh, so they
  * stay clear of the list debugging checks some kernels build in.
  */
+/* Where an entry due at @expires is placed: there, or as far as the wheel reaches. */
+static inline u64 tw_reach(const struct tw_wheel *w, u64 expires)
+{
+	return expires - w->clk > TW_MAX_DELTA ? w->clk + TW_MAX_DELTA : expires;
+}
+
 static void tw_link(struct tw_wheel *w, struct tw_entry *e)
 {
-	unsigned int lvl = tw_level(w->clk, e->expires);
-	unsigned int slot = tw_digit(e->expires, lvl);
+	u64 at = tw_reach(w, e->expires);
+	unsigned int lvl = tw_level(w->clk, at);
+	unsigned int slot = tw_digit(at, lvl);
 
 	hlist_add_head(&e->slot, &w->slots[lvl][slot]);
 	w->bitmap[lvl] |= 1ULL << slot;
@@ -437,13 +454,11 @@ static void tw_unlink(struct tw_wheel *w, struct tw_entry *e)
 	hlist_del(&e->slot);
 }
 
-/* Deadline @expires moved into the window the wheel can hold. */
+/* Deadline @expires, or the next tick if it is not after the clock. */
 static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
 {
 	if (!tw_after(expires, w->clk))
 		return w->clk + 1;
-	if (expires - w->clk > TW_MAX_DELTA)
-		return w->clk + TW_MAX_DELTA;
 	return expires;
 }
 

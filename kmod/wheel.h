@@ -31,13 +31,15 @@
 #define TW_LVL_MASK	((u64)TW_LVL_SIZE - 1)
 #define TW_LEVELS	6			/* 6 * 6 = 36 bits of ticks */
 /*
- * Longest distance from the wheel's clock to a deadline, in ticks; longer
- * ones are clamped. The top level is used as a ring, so anything below
- * 2^36 - 2^30 is unambiguous. The device accepts timeouts of up to 2^32
- * ticks (the uapi's TWHEEL_MAX_TIMEOUT_TICKS) counted from the present,
- * while the wheel's clock may lag the present (see tw_idle_to()); 2^35
- * leaves room for 7 * 2^32 ticks of lag before a clamp could make a
- * deadline early.
+ * Farthest from the wheel's clock an entry is placed, in ticks. The top
+ * level is used as a ring, so anything below 2^36 - 2^30 is unambiguous.
+ * A deadline further ahead is never clamped: the entry waits (hops) at
+ * the top level this far ahead and is placed again when that slot comes
+ * (see "Hops" in wheel.c). Callers place deadlines from their present,
+ * which may lie any distance past a clock that has not run for long (the
+ * device's longest timeout is 2^32 ticks from the present, its clock may
+ * lag by a suspend); only deadlines 2^63 ticks or more ahead, which
+ * wrapping order cannot tell from past ones, are beyond the wheel.
  */
 #define TW_MAX_DELTA	(1ULL << 35)
 
@@ -96,9 +98,10 @@ struct tw_index {
  * @index:	id -> entry.
  * @lazy:	if set, asked about each entry whose deadline has come,
  *		before it expires: returning true with *@expires set re-arms
- *		the entry there instead (clamped as by tw_rearm(), so at the
- *		earliest the next tick). @stamp is tw_advance()'s. Called
- *		with the caller's lock held; must not touch the wheel.
+ *		the entry there instead (as by tw_rearm(): at the earliest
+ *		the next tick, and never earlier than asked, however far
+ *		ahead of the clock). @stamp is tw_advance()'s. Called with
+ *		the caller's lock held; must not touch the wheel.
  */
 struct tw_wheel {
 	u64 clk;
@@ -157,14 +160,14 @@ struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
 /*
  * Link @e (with @e->id set, not live, not in the index) as live with
  * deadline @expires. The caller has checked tw_lookup(w, e->id) == NULL.
- * @expires is clamped to clk + 1 .. clk + TW_MAX_DELTA: a deadline at or
- * before the current tick fires at the next one. Returns -ENOMEM only if
- * the index has no table or is overfull (it asked for one in vain); then
- * nothing is linked.
+ * A deadline at or before the current tick is moved to the next one;
+ * any other, however far ahead (below 2^63 ticks), is kept exactly.
+ * Returns -ENOMEM only if the index has no table or is overfull (it
+ * asked for one in vain); then nothing is linked.
  */
 int tw_add(struct tw_wheel *w, struct tw_entry *e, u64 expires);
 
-/* Move live entry @e to deadline @expires (clamped as in tw_add()). O(1). */
+/* Move live entry @e to deadline @expires (as tw_add() places it). O(1). */
 void tw_rearm(struct tw_wheel *w, struct tw_entry *e, u64 expires);
 
 /* Unlink live entry @e from the wheel and the index. O(1). */
@@ -175,8 +178,8 @@ void tw_remove(struct tw_wheel *w, struct tw_entry *e);
  * returns false, leaving the clock alone, if something is (then only
  * tw_advance() may move it). The clock of an idle wheel lags the present,
  * since nothing advances it; callers that place deadlines relative to the
- * present call this first, so that deadlines far ahead stay clear of the
- * TW_MAX_DELTA clamp.
+ * present call this first, so that what they place lands on its level
+ * rather than hopping or cascading down from the top.
  */
 bool tw_idle_to(struct tw_wheel *w, u64 now);
 

@@ -530,27 +530,101 @@ static u64 run_until_expired(struct tw_wheel *w, struct tw_entry *e, int max_jum
 	return 0;
 }
 
-static int test_timeout_0_and_max_delta(void)
+/*
+ * Timeout 0 fires at the next tick; a deadline beyond the wheel's reach
+ * (TW_MAX_DELTA) keeps its exact tick and fires there, neither early nor
+ * late, however far beyond: it waits at the top level and is placed
+ * again as the clock comes nearer, a bounded number of times.
+ */
+static int test_timeout_0_and_beyond_max_delta(void)
 {
 	struct tw_wheel w;
-	struct tw_entry *a, *b, *c;
-	u64 start = 1ull << 33;
+	struct tw_entry *a, *b, *c, *d;
+	u64 start = 1ull << 33, t;
+	int jumps = 0;
 
 	tw_init(&w, start, &tw_test_key);
 	a = add_id(&w, 1, start);			/* timeout 0 */
 	b = add_id(&w, 2, start + TW_MAX_DELTA);
 	c = add_id(&w, 3, start + TW_MAX_DELTA + 12345);
-	CHECK(a && b && c);
+	d = add_id(&w, 4, start + 9 * TW_MAX_DELTA + 7);
+	CHECK(a && b && c && d);
 	CHECK(a->expires == start + 1);
 	CHECK(b->expires == start + TW_MAX_DELTA);
-	CHECK(c->expires == start + TW_MAX_DELTA);
+	CHECK(c->expires == start + TW_MAX_DELTA + 12345);
+	CHECK(d->expires == start + 9 * TW_MAX_DELTA + 7);
 	CHECK(run_until_expired(&w, a, 4) == start + 1);
 	CHECK(tw_pop_expired(&w) == a);
 	CHECK(advance_all(&w, start + TW_MAX_DELTA - 1));
-	CHECK(w.nr_expired == 0 && w.nr_live == 2);
+	CHECK(w.nr_expired == 0 && w.nr_live == 3);
 	CHECK(advance_all(&w, start + TW_MAX_DELTA));
-	CHECK(w.nr_expired == 2 && w.nr_live == 0);
+	CHECK(tw_pop_expired(&w) == b && w.nr_expired == 0);
+	CHECK(advance_all(&w, start + TW_MAX_DELTA + 12344) && w.nr_expired == 0);
+	CHECK(advance_all(&w, start + TW_MAX_DELTA + 12345));
+	CHECK(tw_pop_expired(&w) == c && w.nr_expired == 0 && w.nr_live == 1);
+	/* d: each hop a wake-up at most 2^35 - 2^30 ticks on, then its cascades. */
+	while (tw_next_event(&w, &t) && !w.nr_expired) {
+		CHECK(tick_le(t, d->expires));
+		CHECK(advance_all(&w, t));
+		jumps++;
+	}
+	CHECK(tw_pop_expired(&w) == d && d->expires == start + 9 * TW_MAX_DELTA + 7);
+	CHECK(w.clk == d->expires && jumps <= 10 + TW_LEVELS);
 	free(a);
+	free(b);
+	free(c);
+	free(d);
+	wheel_free(&w);
+	return 0;
+}
+
+/* The lazy hook of the next test: one re-arm, to lazy_far_target. */
+static u64 lazy_far_target;
+
+static bool lazy_rearm_far(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires)
+{
+	(void)w;
+	(void)e;
+	(void)stamp;
+	if (!lazy_far_target)
+		return false;
+	*expires = lazy_far_target;
+	lazy_far_target = 0;
+	return true;
+}
+
+/*
+ * The expiry work catching up after a long suspend (CLOCK_BOOTTIME) asks
+ * the hook about an entry at its old deadline D, with the wheel's clock
+ * at D, while the touch it finds is from the present, 7 * 2^32 + 12345
+ * ticks later: the re-arm to the present + the longest timeout (2^32
+ * ticks) is TW_MAX_DELTA + 12345 past the clock. It must fire there,
+ * not 12345 ticks early at the edge of the wheel's reach.
+ */
+static int test_lazy_rearm_far_past_a_lagging_clock_is_not_early(void)
+{
+	const u64 lag = 7 * (1ull << 32) + 12345, timeout = 1ull << 32;
+	struct tw_wheel w;
+	struct tw_entry *e, *x;
+	u64 start = 1ull << 20, dl = start + 100, target = dl + lag + timeout;
+
+	tw_init(&w, start, &tw_test_key);
+	w.lazy = lazy_rearm_far;
+	e = add_id(&w, 1, dl);
+	CHECK(e);
+	lazy_far_target = target;
+	CHECK(advance_all(&w, dl + lag));
+	CHECK(!lazy_far_target && w.nr_live == 1 && w.nr_expired == 0);
+	CHECK(advance_all(&w, target - 1));
+	x = tw_pop_expired(&w);
+	if (x)
+		printf("# re-armed to %llu, expired at %llu: %llu ticks early\n",
+		       (unsigned long long)target, (unsigned long long)x->expires,
+		       (unsigned long long)(target - x->expires));
+	CHECK(!x);
+	CHECK(advance_all(&w, target));
+	CHECK(tw_pop_expired(&w) == e && e->expires == target);
+	free(e);
 	wheel_free(&w);
 	return 0;
 }
@@ -1127,7 +1201,8 @@ static const struct {
 	T(cascade_cut_by_budget_then_continued_with_changes),
 	T(tick_counter_wraps),
 	T(ids_0_and_u64_max),
-	T(timeout_0_and_max_delta),
+	T(timeout_0_and_beyond_max_delta),
+	T(lazy_rearm_far_past_a_lagging_clock_is_not_early),
 	T(expires_in_the_past_is_clamped_to_next_tick),
 	T(index_grows_to_1e6_and_shrinks_back),
 	T(index_shrinks_then_grows_back),
