@@ -12,6 +12,7 @@
 #define TWHEEL_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/version.h>
@@ -38,6 +39,15 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 #ifndef kzalloc_obj
 #define kzalloc_obj(P, GFP)	kzalloc(sizeof(P), GFP)
 #define kvzalloc_obj(P, GFP)	kvzalloc(sizeof(P), GFP)
+#endif
+
+/*
+ * lockdep_assert_not_held(): since 5.14. A macro, so its absence is the
+ * test; before, the check is simply not made (it matters on the debug
+ * kernel, which is the newest stable line).
+ */
+#ifndef lockdep_assert_not_held
+#define lockdep_assert_not_held(l)	((void)(l))
 #endif
 
 /* vm_flags_set(), vm_flags_clear(): since 6.3, when vm_flags became read-only. */

@@ -20,7 +20,9 @@
  * entries cover live ids and undelivered events together, and nothing
  * is ever dropped. Entries are charged to the wheel's user and the
  * module (account.c); memory to the memory cgroup of the task whose call
- * allocates it. The expiry work allocates nothing.
+ * allocates it, without the wheel's lock (struct twheel_pool): reclaim
+ * for one sharer at its memory cgroup's limit delays nobody else. The
+ * expiry work allocates nothing.
  *
  * Nothing a user can drive keeps a CPU for long: the work yields every
  * TWHEEL_ADVANCE_BUDGET entries, a batch, a read and a release every
@@ -30,7 +32,9 @@
  * Locking:
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
  *    is taken in process context only (ioctl, read, work, release), and
- *    never held across a user copy or an index-table allocation.
+ *    never held across a user copy or an allocation: callers drop it to
+ *    allocate entries (twheel_pool_fill()) and index tables
+ *    (twheel_index_prepare()).
  *  - ctx->read_lock (mutex) serialises readers, so that events copied to
  *    one reader are taken off the list by that reader only. It nests
  *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
@@ -81,6 +85,8 @@
 #define TWHEEL_READ_CHUNK	16
 /* Entries release frees between two chances to reschedule. */
 #define TWHEEL_FREE_CHUNK	1024
+/* Most entries one chunk of a batch or of a REFRESH can add: the larger chunk. */
+#define TWHEEL_POOL_MAX		TWHEEL_REFRESH_CHUNK
 /* Ids a dump lists per lock hold (on the stack), and buckets it looks at. */
 #define TWHEEL_DUMP_CHUNK	16
 #define TWHEEL_DUMP_BUDGET	256
@@ -234,8 +240,12 @@ static struct twheel_touch_entry *twheel_touch_entry(struct tw_entry *e)
 
 static struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx)
 {
+	void *p;
+
+	/* It may reclaim: the work and the wheel's other users must not wait. */
+	lockdep_assert_not_held(&ctx->lock);
 	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
-	void *p = kmem_cache_alloc(ctx->cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	p = kmem_cache_alloc(ctx->cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 
 	if (p && ctx->touch.slots) {
 		struct twheel_touch_entry *te = p;
@@ -250,6 +260,73 @@ static struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx)
 static void twheel_free_entry(struct twheel_ctx *ctx, struct tw_entry *e)
 {
 	kmem_cache_free(ctx->cache, ctx->touch.slots ? (void *)twheel_touch_entry(e) : e);
+}
+
+/**
+ * struct twheel_pool - entries allocated for a chunk of operations
+ * @nr:		how many are left.
+ * @e:		the entries, not yet live, not charged to the caps.
+ *
+ * A call's own, on its stack: filled with ctx->lock dropped when an
+ * operation is about to add an entry and none is left, for the adds the
+ * rest of the chunk may make; what is left over is freed after the call
+ * has dropped the lock. Calls that add nothing allocate nothing.
+ */
+struct twheel_pool {
+	unsigned int nr;
+	struct tw_entry *e[TWHEEL_POOL_MAX];
+};
+
+/*
+ * Allocate up to @want entries (at most TWHEEL_POOL_MAX) into an empty
+ * @pool, with ctx->lock dropped: the allocation may reclaim (a memory
+ * cgroup at its limit), and no one should wait for that, the expiry work
+ * least of all. Under ctx->lock, which it drops and retakes; the caller's
+ * present is stale after it. Fewer, or none, when memory runs out.
+ */
+static void twheel_pool_fill(struct twheel_ctx *ctx, struct twheel_pool *pool,
+			     unsigned int want)
+{
+	BUILD_BUG_ON(TWHEEL_BATCH_CHUNK > TWHEEL_POOL_MAX);
+	lockdep_assert_held(&ctx->lock);
+	want = min_t(unsigned int, want, TWHEEL_POOL_MAX);
+	mutex_unlock(&ctx->lock);
+	while (pool->nr < want) {
+		struct tw_entry *e = twheel_alloc_entry(ctx);
+
+		if (!e)
+			break;
+		pool->e[pool->nr++] = e;
+	}
+	mutex_lock(&ctx->lock);
+}
+
+/* Free what the call did not use. Without ctx->lock. */
+static void twheel_pool_drain(struct twheel_ctx *ctx, struct twheel_pool *pool)
+{
+	while (pool->nr)
+		twheel_free_entry(ctx, pool->e[--pool->nr]);
+}
+
+/* An ADD, or a REFRESH with ADD_IF_ABSENT: may need a new entry. */
+static bool twheel_op_may_add(const struct twheel_op *op)
+{
+	return op->op == TWHEEL_OP_ADD ||
+	       (op->op == TWHEEL_OP_REFRESH && op->flags & TWHEEL_OPF_ADD_IF_ABSENT);
+}
+
+/*
+ * @op on @id, applied now, would add an entry and @pool has none left:
+ * the id is not live and the wheel's cap has room. Under ctx->lock.
+ */
+static bool twheel_pool_short(struct twheel_ctx *ctx, const struct twheel_pool *pool,
+			      const struct twheel_op *op, u64 id)
+{
+	struct tw_wheel *w = &ctx->wheel;
+
+	lockdep_assert_held(&ctx->lock);
+	return !pool->nr && twheel_op_may_add(op) &&
+	       w->nr_live + w->nr_expired < ctx->max_entries && !tw_lookup(w, id);
 }
 
 /* What a touch table costs against the entry caps. */
@@ -644,9 +721,12 @@ static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op 
 	return 0;
 }
 
-/* A new live entry for @id due at @tick, within the caps. */
-static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
-			     struct tw_entry **out)
+/*
+ * A new live entry for @id due at @tick, within the caps, taken from
+ * @pool: -ENOMEM if the pool is empty (its filling failed).
+ */
+static int twheel_add_locked(struct twheel_ctx *ctx, struct twheel_pool *pool, u64 id,
+			     u64 tick, struct tw_entry **out)
 {
 	struct tw_wheel *w = &ctx->wheel;
 	struct tw_entry *e;
@@ -658,20 +738,20 @@ static int twheel_add_locked(struct twheel_ctx *ctx, u64 id, u64 tick,
 	ret = twheel_charge(ctx->user, 1);
 	if (ret)
 		return ret;
-	e = twheel_alloc_entry(ctx);
-	if (!e) {
+	if (!pool->nr) {
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
+	e = pool->e[--pool->nr];
 	e->id = id;
 	ret = tw_add(w, e, tick);
 	if (ret)
-		goto err_free;
+		goto err_unpool;
 	*out = e;
 	return 0;
 
-err_free:
-	twheel_free_entry(ctx, e);
+err_unpool:
+	pool->e[pool->nr++] = e;
 err_uncharge:
 	twheel_uncharge(ctx->user, 1);
 	return ret;
@@ -720,9 +800,9 @@ static int twheel_op_tick(const struct twheel_ctx *ctx, const struct twheel_op *
  * add it if @op says so. 0 with the entry in *@out, or -ENOENT, or the
  * add's error. Under ctx->lock.
  */
-static int twheel_refresh_locked(struct twheel_ctx *ctx, const struct twheel_op *op,
-				 u64 id, u64 tick, u64 timeout, ktime_t now,
-				 struct tw_entry **out)
+static int twheel_refresh_locked(struct twheel_ctx *ctx, struct twheel_pool *pool,
+				 const struct twheel_op *op, u64 id, u64 tick, u64 timeout,
+				 ktime_t now, struct tw_entry **out)
 {
 	struct tw_entry *e = tw_lookup(&ctx->wheel, id);
 	int ret;
@@ -730,7 +810,7 @@ static int twheel_refresh_locked(struct twheel_ctx *ctx, const struct twheel_op 
 	if (e) {
 		tw_rearm(&ctx->wheel, e, tick);
 	} else if (op->flags & TWHEEL_OPF_ADD_IF_ABSENT) {
-		ret = twheel_add_locked(ctx, id, tick, &e);
+		ret = twheel_add_locked(ctx, pool, id, tick, &e);
 		if (ret)
 			return ret;
 	} else {
@@ -743,7 +823,8 @@ static int twheel_refresh_locked(struct twheel_ctx *ctx, const struct twheel_op 
 }
 
 /* Apply one checked operation. Fills the op's out fields. */
-static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_pool *pool,
+			     struct twheel_op *op, ktime_t now)
 {
 	struct tw_wheel *w = &ctx->wheel;
 	struct tw_entry *e = NULL;
@@ -761,12 +842,12 @@ static void twheel_op_locked(struct twheel_ctx *ctx, struct twheel_op *op, ktime
 			ret = -EEXIST;
 			break;
 		}
-		ret = twheel_add_locked(ctx, op->id, tick, &e);
+		ret = twheel_add_locked(ctx, pool, op->id, tick, &e);
 		if (!ret && ctx->touch.slots)
 			twheel_touch_armed(ctx, e, op, now, timeout);
 		break;
 	case TWHEEL_OP_REFRESH:
-		ret = twheel_refresh_locked(ctx, op, op->id, tick, timeout, now, &e);
+		ret = twheel_refresh_locked(ctx, pool, op, op->id, tick, timeout, now, &e);
 		break;
 	case TWHEEL_OP_CANCEL:
 	case TWHEEL_OP_QUERY:
@@ -793,7 +874,8 @@ out:
 	}
 }
 
-static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t now)
+static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_pool *pool,
+			  struct twheel_op *op, ktime_t now)
 {
 	int ret = twheel_op_check(ctx, op);
 
@@ -802,23 +884,35 @@ static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_op *op, ktime_t 
 		op->remaining_ns = 0;
 		op->result = ret;
 	} else {
-		twheel_op_locked(ctx, op, now);
+		twheel_op_locked(ctx, pool, op, now);
 	}
 	trace_twheel_op(ctx->serial, op);
 }
 
-/* Apply @n operations, each filling its out fields, under one lock hold. */
+/*
+ * Apply @n operations, each filling its out fields, under one lock hold
+ * but where entries must be allocated (twheel_pool_fill()) or the index
+ * asks for a table.
+ */
 static void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
 {
+	struct twheel_pool pool = {};
 	bool placed = false;
-	unsigned int i;
+	unsigned int i, j, may_add;
 	ktime_t now;
 
 	mutex_lock(&ctx->lock);
 	twheel_index_prepare(ctx);
 	now = twheel_present(ctx);
 	for (i = 0; i < n; i++) {
-		twheel_op_one(ctx, &ops[i], now);
+		if (!twheel_op_check(ctx, &ops[i]) &&
+		    twheel_pool_short(ctx, &pool, &ops[i], ops[i].id)) {
+			for (j = i, may_add = 0; j < n; j++)
+				may_add += twheel_op_may_add(&ops[j]);
+			twheel_pool_fill(ctx, &pool, may_add);
+			now = twheel_present(ctx);
+		}
+		twheel_op_one(ctx, &pool, &ops[i], now);
 		placed |= !ops[i].result && (ops[i].op == TWHEEL_OP_ADD ||
 					     ops[i].op == TWHEEL_OP_REFRESH);
 		/* One failed allocation fails one op, not the rest of the chunk. */
@@ -830,6 +924,7 @@ static void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned
 		twheel_arm(ctx);
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
+	twheel_pool_drain(ctx, &pool);
 }
 
 /*
@@ -910,13 +1005,15 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 }
 
 /*
- * Apply @tmpl, a checked REFRESH, to each of @ids under one lock hold:
- * one deadline for all of them. The ids that fail go to @failed; returns
- * how many did.
+ * Apply @tmpl, a checked REFRESH, to each of @ids under one lock hold
+ * (but where entries must be allocated or the index asks for a table):
+ * one deadline for all of them, or for those after such a break. The ids
+ * that fail go to @failed; returns how many did.
  */
 static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
 					 const u64 *ids, unsigned int n, u64 *failed)
 {
+	struct twheel_pool pool = {};
 	unsigned int i, nr_failed = 0;
 	u64 tick, timeout;
 	struct tw_entry *e;
@@ -928,7 +1025,14 @@ static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct tw
 	now = twheel_present(ctx);
 	bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
 	for (i = 0; i < n; i++) {
-		ret = bad ?: twheel_refresh_locked(ctx, tmpl, ids[i], tick, timeout, now, &e);
+		/* Every id left may be added: allocate for them all at once. */
+		if (!bad && twheel_pool_short(ctx, &pool, tmpl, ids[i])) {
+			twheel_pool_fill(ctx, &pool, n - i);
+			now = twheel_present(ctx);
+			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
+		}
+		ret = bad ?: twheel_refresh_locked(ctx, &pool, tmpl, ids[i], tick, timeout, now,
+						   &e);
 		if (ret)
 			failed[nr_failed++] = ids[i];
 		/* One failed allocation fails one id, not the rest of the chunk. */
@@ -949,6 +1053,7 @@ static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct tw
 		twheel_arm(ctx);
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
+	twheel_pool_drain(ctx, &pool);
 	return nr_failed;
 }
 
