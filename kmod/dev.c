@@ -7,7 +7,16 @@
  * user memory, time, the timer, waking readers, caps and accounting.
  *
  * Time: ticks are counted from the moment of setup (ctx->epoch) on the
- * wheel's clock; tick k ends at epoch + k * tick_ns. One hrtimer per
+ * wheel's clock; tick k ends at epoch + k * tick_ns. Inside, every time
+ * is the kernel's (the host's) reading of the clock; the times users
+ * exchange with the wheel (absolute deadlines and touch stamps in;
+ * deadlines and expiry times out, tracepoints included) are on the clock
+ * of the time namespace of the task that set the wheel up, as its
+ * clock_gettime(2) and vDSO read it, and are converted at the boundary
+ * (twheel_to_user(), twheel_from_user()). One wheel, one clock: the
+ * expiry work, which reads touch stamps, has no caller to ask, and a
+ * wheel passed to another namespace keeps the clock it was set up on
+ * (fdinfo shows the offset as clock_offset_ns). One hrtimer per
  * wheel is armed, absolute, for the tick of the wheel's next event (see
  * tw_next_event()), and not at all while nothing is due: an idle wheel
  * costs nothing and the tick cannot drift. The timer callback (hard IRQ)
@@ -60,6 +69,7 @@
 #include <linux/string.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -145,6 +155,9 @@ struct twheel_touch_entry {
  * @max_timeout_ns:	longest timeout accepted.
  * @max_entries:	cap on live ids plus undelivered events.
  * @epoch:		start of tick 0, on @clockid.
+ * @clock_offset_ns:	what the time namespace of the task that set the
+ *			wheel up adds to @clockid: the users' times are the
+ *			kernel's plus this.
  * @cache:		where the wheel's entries come from.
  * @touch:		the touch table, if any.
  * @events_waiting:	wheel.nr_expired, published.
@@ -177,6 +190,7 @@ struct twheel_ctx {
 	u64 max_timeout_ns;
 	u32 max_entries;
 	ktime_t epoch;
+	s64 clock_offset_ns;
 	struct kmem_cache *cache;
 	struct twheel_touch touch;
 	u64 events_waiting;
@@ -204,10 +218,59 @@ static ktime_t twheel_now(const struct twheel_ctx *ctx)
 	return ctx->clockid == CLOCK_BOOTTIME ? ktime_get_boottime() : ktime_get();
 }
 
+/* The offset of the calling task's time namespace on @clockid; 0 without CONFIG_TIME_NS. */
+static s64 twheel_timens_offset(clockid_t clockid)
+{
+	struct timespec64 off = {};
+
+	if (clockid == CLOCK_BOOTTIME)
+		timens_add_boottime(&off);
+	else
+		timens_add_monotonic(&off);
+	/*
+	 * Not timespec64_to_ns(), which saturates every negative time on
+	 * 5.10; the kernel keeps offsets within +-KTIME_SEC_MAX, so this
+	 * cannot overflow.
+	 */
+	return off.tv_sec * NSEC_PER_SEC + off.tv_nsec;
+}
+
+/*
+ * The kernel's time @ns as the wheel's users read their clock. Only for
+ * times since setup, which the namespace's clock had reached then: never
+ * below 0.
+ */
+static u64 twheel_to_user(const struct twheel_ctx *ctx, u64 ns)
+{
+	return ns + ctx->clock_offset_ns;
+}
+
+/*
+ * The kernel's time for @ns, a time on the users' clock: any value,
+ * saturated at 0 and U64_MAX rather than wrapped, so that none passes
+ * for a time on the other side.
+ */
+static u64 twheel_from_user(const struct twheel_ctx *ctx, u64 ns)
+{
+	s64 off = ctx->clock_offset_ns;
+
+	if (off > 0 && ns < (u64)off)
+		return 0;
+	if (off < 0 && ns > U64_MAX + off)
+		return U64_MAX;
+	return ns - off;
+}
+
 /* Absolute time on the wheel's clock at which tick @tick ends. */
 static u64 twheel_tick_to_ns(const struct twheel_ctx *ctx, u64 tick)
 {
 	return ktime_to_ns(ctx->epoch) + tick * ctx->tick_ns;
+}
+
+/* The deadline of @e as the wheel's users read it. */
+static u64 twheel_user_deadline(const struct twheel_ctx *ctx, const struct tw_entry *e)
+{
+	return twheel_to_user(ctx, twheel_tick_to_ns(ctx, e->expires));
 }
 
 /* The last tick that has fully passed at @now. */
@@ -437,7 +500,8 @@ static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
 		if (trace_twheel_expire_enabled()) {
 			for (; e; e = tw_next_expired(w, e))
 				trace_twheel_expire(ctx->serial, e->id,
-						    twheel_tick_to_ns(ctx, e->expires), e->stamp);
+						    twheel_user_deadline(ctx, e),
+						    twheel_to_user(ctx, e->stamp));
 		}
 	}
 	twheel_publish(ctx);
@@ -460,7 +524,7 @@ static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns
 	lockdep_assert_held(&ctx->lock);
 	if (te->slot == TWHEEL_SLOT_NONE)
 		return false;
-	touched = twheel_touch_read(&ctx->touch, te->slot);
+	touched = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, te->slot));
 	if (touched <= te->armed_ns || touched == te->seen)
 		return false;
 	te->seen = touched;
@@ -478,7 +542,8 @@ static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns
 	te->armed_ns = touched;
 	*expires = tick;
 	WRITE_ONCE(ctx->touch_rearms, ctx->touch_rearms + 1);
-	trace_twheel_touch_rearm(ctx->serial, e->id, touched, twheel_tick_to_ns(ctx, tick));
+	trace_twheel_touch_rearm(ctx->serial, e->id, twheel_to_user(ctx, touched),
+				 twheel_to_user(ctx, twheel_tick_to_ns(ctx, tick)));
 	return true;
 }
 
@@ -665,6 +730,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->max_timeout_ns = max_timeout;
 	ctx->max_entries = max_entries;
 	ctx->epoch = twheel_now(ctx);
+	ctx->clock_offset_ns = twheel_timens_offset(ctx->clockid);
 	if (touch.slots) {
 		ctx->touch = touch;
 		touch.slots = 0;
@@ -769,7 +835,7 @@ static void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
 	if (op->flags & TWHEEL_OPF_TOUCH) {
 		te->slot = op->slot;
 		if (op->slot != TWHEEL_SLOT_NONE)
-			te->seen = twheel_touch_read(&ctx->touch, op->slot);
+			te->seen = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, op->slot));
 	}
 }
 
@@ -782,10 +848,12 @@ static int twheel_op_tick(const struct twheel_ctx *ctx, const struct twheel_op *
 			  ktime_t now, u64 *tick, u64 *timeout)
 {
 	if (op->flags & TWHEEL_OPF_ABSTIME) {
-		if (op->timeout_ns > ktime_to_ns(now) &&
-		    op->timeout_ns - ktime_to_ns(now) > ctx->max_timeout_ns)
+		u64 deadline = twheel_from_user(ctx, op->timeout_ns);
+
+		if (deadline > ktime_to_ns(now) &&
+		    deadline - ktime_to_ns(now) > ctx->max_timeout_ns)
 			return -EINVAL;
-		*tick = twheel_abs_tick(ctx, now, op->timeout_ns);
+		*tick = twheel_abs_tick(ctx, now, deadline);
 		*timeout = ctx->default_timeout_ns;
 	} else {
 		*timeout = op->flags & TWHEEL_OPF_TIMEOUT ? op->timeout_ns
@@ -864,7 +932,7 @@ out:
 		return;
 
 	deadline = twheel_tick_to_ns(ctx, e->expires);
-	op->deadline_ns = deadline;
+	op->deadline_ns = twheel_to_user(ctx, deadline);
 	if (deadline > ktime_to_ns(now))
 		op->remaining_ns = deadline - ktime_to_ns(now);
 	if (op->op == TWHEEL_OP_CANCEL) {
@@ -1045,7 +1113,7 @@ static unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct tw
 
 			op.id = ids[i];
 			op.result = ret;
-			op.deadline_ns = ret ? 0 : twheel_tick_to_ns(ctx, e->expires);
+			op.deadline_ns = ret ? 0 : twheel_user_deadline(ctx, e);
 			trace_twheel_op(ctx->serial, &op);
 		}
 	}
@@ -1135,7 +1203,7 @@ static void twheel_dump_fill(struct twheel_ctx *ctx, struct twheel_dump_entry *o
 	lockdep_assert_held(&ctx->lock);
 	for (i = 0; i < n; i++) {
 		out[i].id = found[i]->id;
-		out[i].deadline_ns = twheel_tick_to_ns(ctx, found[i]->expires);
+		out[i].deadline_ns = twheel_user_deadline(ctx, found[i]);
 		out[i].slot = ctx->touch.slots ? twheel_touch_entry(found[i])->slot
 					       : TWHEEL_SLOT_NONE;
 		out[i].pad = 0;
@@ -1266,8 +1334,8 @@ static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
 	for (e = tw_peek_expired(&ctx->wheel); e && n < max;
 	     e = tw_next_expired(&ctx->wheel, e)) {
 		ev[n].id = e->id;
-		ev[n].deadline_ns = twheel_tick_to_ns(ctx, e->expires);
-		ev[n].expired_ns = e->stamp;
+		ev[n].deadline_ns = twheel_user_deadline(ctx, e);
+		ev[n].expired_ns = twheel_to_user(ctx, e->stamp);
 		n++;
 	}
 	mutex_unlock(&ctx->lock);
@@ -1404,6 +1472,7 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "tick_ns:\t%llu\n", ctx->tick_ns);
 	seq_printf(m, "default_timeout_ns:\t%llu\n", ctx->default_timeout_ns);
 	seq_printf(m, "clockid:\t%d\n", ctx->clockid);
+	seq_printf(m, "clock_offset_ns:\t%lld\n", ctx->clock_offset_ns);
 	seq_printf(m, "max_entries:\t%u\n", ctx->max_entries);
 	seq_printf(m, "live:\t%llu\n", READ_ONCE(ctx->live));
 	seq_printf(m, "events_waiting:\t%llu\n", READ_ONCE(ctx->events_waiting));

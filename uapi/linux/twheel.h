@@ -16,6 +16,17 @@
  *  - All times are nanoseconds on the wheel's clock (the clockid given at
  *    setup, as read by clock_gettime(2)); timeouts are relative, deadlines
  *    absolute.
+ *  - The wheel's clock is that of the time namespace (time_namespaces(7))
+ *    of the task that set the wheel up, as timerfd's absolute times are
+ *    its caller's: absolute deadlines and touch stamps are read, and
+ *    deadline_ns, expired_ns and the deadlines of TWHEEL_IOC_DUMP are
+ *    written, on that namespace's CLOCK_MONOTONIC or CLOCK_BOOTTIME,
+ *    whatever the offsets. A wheel handed to a process of another time
+ *    namespace (SCM_RIGHTS, fork after setns) keeps that clock: one wheel,
+ *    one clock, since the kernel reads the touch table with no caller to
+ *    ask; fdinfo's clock_offset_ns is what that namespace adds to the
+ *    host's clock. Timeouts and remaining_ns are durations, the same in
+ *    every namespace. Without CONFIG_TIME_NS there is only one clock.
  *  - Fields named pad and flag bits not defined here must be zero, else
  *    EINVAL. User pointers travel as __u64.
  *  - Unknown commands fail with ENOTTY; any command but TWHEEL_IOC_SETUP
@@ -313,8 +324,9 @@ struct twheel_dump_args {
  * fork, and is the same memory in every process.
  *
  * An id bound to a slot (TWHEEL_OPF_TOUCH) is refreshed by storing the
- * present time on the wheel's clock (clock_gettime(clockid)) into its
- * slot, with an aligned 64-bit store: no system call. The kernel looks at
+ * present time on the wheel's clock (clock_gettime(clockid) in the time
+ * namespace the wheel was set up in; the vDSO reads it without a system
+ * call) into its slot, with an aligned 64-bit store: no system call. The kernel looks at
  * the slot only when the id's deadline comes: if the slot holds a time
  * later than the moment the id's deadline was last set (by ADD, REFRESH
  * or a previous look), the id is re-armed to that time plus its timeout,

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time namespaces: a wheel's times are on the clocks of the time
+ * namespace of the task that set it up, as its clock_gettime(2) and vDSO
+ * read them. Each test runs in a new time namespace whose monotonic and
+ * boottime clocks are offset from the host's (behind or ahead, one
+ * variant each), on both clocks: absolute deadlines near the namespace's
+ * present are never early, touch stamps the vDSO gives keep ids alive,
+ * and every time the wheel reports (OP and DUMP deadlines, events) is the
+ * namespace's, within a tick and the scheduler's slack. A wheel keeps the
+ * clock it was set up on when a process of another namespace uses it.
+ *
+ * Needs CONFIG_TIME_NS and CAP_SYS_ADMIN (skips with the reason without).
+ * The kernel refuses offsets that would make a clock negative, so "behind"
+ * is 1000 s or, on a machine up for less, its uptime less two seconds.
+ */
+#include <sched.h>
+
+#include "kselftest_harness.h"
+#include "twheel_harness.h"
+
+#define TICK_NS		(2 * NSEC_PER_MSEC)
+#define DFLT_NS		(10 * NSEC_PER_SEC)
+#define OFFSET_S	1000
+/*
+ * How late an event may be read here. Lateness is read_test's and
+ * tests/stress/lateness's to judge; this test looks for clock confusions,
+ * each off by the namespace's offset, 2 s at least, so a host that stops
+ * the VM for a few hundred ms must fail nothing.
+ */
+#define LATE_NS		(LATE_SLACK_NS > NSEC_PER_SEC ? LATE_SLACK_NS : NSEC_PER_SEC)
+
+static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
+
+FIXTURE(timens) {
+	int64_t offset_ns;	/* what the namespace adds to both clocks */
+	int host_ns;		/* the time namespace the test started in */
+	int wheel_ns;		/* the new one, which the test is in */
+	int host_wheel;		/* a wheel set up before entering it */
+};
+
+FIXTURE_VARIANT(timens) {
+	int sign;
+};
+
+FIXTURE_VARIANT_ADD(timens, behind) {
+	.sign = -1,
+};
+
+FIXTURE_VARIANT_ADD(timens, ahead) {
+	.sign = 1,
+};
+
+FIXTURE_SETUP(timens)
+{
+	int64_t secs = OFFSET_S;
+	char buf[128];
+	uint64_t host, mine;
+	int ret;
+
+	self->host_ns = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+	if (self->host_ns < 0)
+		SKIP(return, "no time namespaces (/proc/self/ns/time: %s)", strerror(errno));
+	if (unshare(CLONE_NEWTIME))
+		SKIP(return, "unshare(CLONE_NEWTIME): %s (CONFIG_TIME_NS, CAP_SYS_ADMIN)",
+		     strerror(errno));
+	if (variant->sign < 0) {
+		/* Both clocks must stay >= 0 in the namespace. */
+		int64_t up = mono_ns() / NSEC_PER_SEC - 2;
+
+		if (up < secs)
+			secs = up;
+		if (secs < 2)
+			SKIP(return, "up for %llu s only: no room for an offset behind",
+			     (unsigned long long)(mono_ns() / NSEC_PER_SEC));
+	}
+	secs *= variant->sign;
+	self->offset_ns = secs * (int64_t)NSEC_PER_SEC;
+	snprintf(buf, sizeof(buf), "monotonic %lld 0\nboottime %lld 0\n", (long long)secs,
+		 (long long)secs);
+	ret = write_file("/proc/self/timens_offsets", buf);
+	ASSERT_EQ(0, ret) TH_LOG("timens_offsets: %s", strerror(-ret));
+
+	self->host_wheel = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
+	ASSERT_LE(0, self->host_wheel);
+
+	self->wheel_ns = open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->wheel_ns);
+	host = mono_ns();
+	ASSERT_EQ(0, setns(self->wheel_ns, CLONE_NEWTIME)) TH_LOG("setns: %s", strerror(errno));
+	mine = mono_ns();
+	/* The vDSO reads the namespace's clock now. */
+	ASSERT_GT(NSEC_PER_SEC, llabs((long long)(mine - host - self->offset_ns)));
+	printf("# in a time namespace %+lld s from the host's clocks\n", (long long)secs);
+}
+
+FIXTURE_TEARDOWN(timens)
+{
+	close(self->host_wheel);
+	close(self->wheel_ns);
+	close(self->host_ns);
+}
+
+/* A wheel on @clk, set up here. */
+static int wheel_on(clockid_t clk, uint32_t flags, uint32_t slots)
+{
+	struct twheel_setup_args sa = {
+		.tick_ns = TICK_NS, .default_timeout_ns = DFLT_NS, .clockid = clk,
+		.flags = flags, .touch_slots = slots,
+	};
+	int fd = twheel_open(O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = twheel_setup_params(fd, &sa);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * Read @id's event (waiting 10 s at most) and check it against @deadline
+ * and the clock @clk here: never early, at most a tick and the slack late.
+ */
+static void expect_event(struct __test_metadata *_metadata, int fd, clockid_t clk, uint64_t id,
+			 uint64_t deadline)
+{
+	struct twheel_event ev;
+	uint64_t now;
+
+	memset(&ev, JUNK, sizeof(ev));
+	ASSERT_EQ(1, drain_until(fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
+	now = clock_ns(clk);
+	EXPECT_EQ(id, ev.id);
+	EXPECT_EQ(deadline, ev.deadline_ns);
+	EXPECT_LE(ev.deadline_ns, ev.expired_ns);
+	EXPECT_LE(ev.deadline_ns, now) TH_LOG("clock %d: read %lld ns before its deadline", clk,
+					       (long long)(ev.deadline_ns - now));
+	EXPECT_LE(ev.expired_ns, now);
+	EXPECT_GE(ev.deadline_ns + TICK_NS + LATE_NS, ev.expired_ns);
+}
+
+/* Absolute deadlines near the namespace's present: never early, on the grid after them. */
+TEST_F(timens, abstime_deadlines_are_on_the_namespace_clock)
+{
+	unsigned int c, nf;
+	uint64_t t, dl, id = 1;
+	struct twheel_op op;
+	int fd;
+
+	for (c = 0; c < 2; c++) {
+		fd = wheel_on(clocks[c], 0, 0);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(self->offset_ns, fdinfo_get(fd, "clock_offset_ns"));
+
+		t = clock_ns(clocks[c]) + 300 * NSEC_PER_MSEC;
+		twheel_prep_add_at(&op, id, t);
+		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		EXPECT_LE(t, op.deadline_ns) TH_LOG("clock %d: %lld ns early", clocks[c],
+						    (long long)(t - op.deadline_ns));
+		EXPECT_GT(t + TICK_NS, op.deadline_ns);
+		EXPECT_LT(0, op.remaining_ns);
+		EXPECT_GE(300 * NSEC_PER_MSEC + TICK_NS, op.remaining_ns);
+
+		t = clock_ns(clocks[c]) + 500 * NSEC_PER_MSEC;
+		twheel_prep_refresh_at(&op, id, t, 0);
+		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		EXPECT_LE(t, op.deadline_ns);
+		EXPECT_GT(t + TICK_NS, op.deadline_ns);
+
+		/* The compact REFRESH with one absolute deadline. */
+		t = clock_ns(clocks[c]) + 400 * NSEC_PER_MSEC;
+		ASSERT_EQ(1, twheel_refresh_ids(fd, &id, 1, t, TWHEEL_OPF_ABSTIME, NULL, &nf));
+		EXPECT_EQ(0, nf);
+		ASSERT_EQ(0, twheel_query(fd, id, &dl, NULL));
+		EXPECT_LE(t, dl);
+		EXPECT_GT(t + TICK_NS, dl);
+		expect_event(_metadata, fd, clocks[c], id, dl);
+
+		/* A deadline the namespace's clock has passed fires at the next tick. */
+		t = clock_ns(clocks[c]);
+		twheel_prep_add_at(&op, id + 1, t - NSEC_PER_SEC);
+		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		EXPECT_LE(t, op.deadline_ns);
+		EXPECT_GE(clock_ns(clocks[c]) + TICK_NS, op.deadline_ns);
+		expect_event(_metadata, fd, clocks[c], id + 1, op.deadline_ns);
+		close(fd);
+	}
+}
+
+/* What the wheel reports after a relative timeout: OP, QUERY, DUMP, read. */
+TEST_F(timens, reported_times_are_on_the_namespace_clock)
+{
+	struct twheel_dump_entry de[2];
+	uint64_t before, after, dl, rem, cursor;
+	struct twheel_op op;
+	unsigned int c;
+	int fd;
+
+	for (c = 0; c < 2; c++) {
+		fd = wheel_on(clocks[c], 0, 0);
+		ASSERT_LE(0, fd);
+		before = clock_ns(clocks[c]);
+		twheel_prep_add(&op, 7, 200 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		after = clock_ns(clocks[c]);
+		EXPECT_LE(before + 200 * NSEC_PER_MSEC, op.deadline_ns)
+			TH_LOG("clock %d: deadline %lld ns off the namespace's", clocks[c],
+			       (long long)(op.deadline_ns - before - 200 * NSEC_PER_MSEC));
+		EXPECT_GT(after + 200 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);
+		EXPECT_GE(200 * NSEC_PER_MSEC + TICK_NS, op.remaining_ns);
+
+		ASSERT_EQ(0, twheel_query(fd, 7, &dl, &rem));
+		EXPECT_EQ(op.deadline_ns, dl);
+		EXPECT_GE(200 * NSEC_PER_MSEC + TICK_NS, rem);
+		cursor = 0;
+		ASSERT_EQ(1, twheel_dump(fd, de, 2, &cursor));
+		EXPECT_EQ(7, de[0].id);
+		EXPECT_EQ(op.deadline_ns, de[0].deadline_ns);
+		expect_event(_metadata, fd, clocks[c], 7, op.deadline_ns);
+		close(fd);
+	}
+}
+
+/*
+ * An id touched every 10 ms with the vDSO's time, timeout 1 s: never
+ * expires while touched, then expires one timeout after the last stamp.
+ * A round in which the toucher itself was held up for most of a timeout
+ * (a stalled VM) proves nothing and is run again.
+ */
+TEST_F(timens, touch_stamps_from_the_vdso_count)
+{
+	const uint64_t timeout = NSEC_PER_SEC;
+	struct twheel_touch touch;
+	struct twheel_event ev;
+	struct twheel_op op;
+	uint64_t end, last, prev, gap;
+	unsigned int c, round;
+	int fd, ret;
+
+	for (c = 0; c < 2; c++) {
+		for (round = 0; round < 3; round++) {
+			fd = wheel_on(clocks[c], TWHEEL_SETUPF_TOUCH, 4);
+			ASSERT_LE(0, fd);
+			ASSERT_EQ(0, twheel_touch_map(fd, 4, clocks[c], &touch));
+			ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+			twheel_prep_add(&op, 9, timeout);
+			twheel_prep_bind(&op, 0);
+			ASSERT_EQ(0, twheel_submit_op(fd, &op));
+			prev = clock_ns(clocks[c]);
+			end = prev + 3 * timeout / 2;
+			gap = 0;
+			do {
+				twheel_touch(&touch, 0);
+				last = touch.slots[0];
+				if (last - prev > gap)
+					gap = last - prev;
+				prev = last;
+				ret = twheel_read_events(fd, &ev, 1);
+				if (ret != -EAGAIN)
+					break;
+				sleep_ns(10 * NSEC_PER_MSEC);
+			} while (last < end);
+			if (gap > timeout / 2) {
+				printf("# clock %d: the toucher was held up %llu ms: again\n",
+				       clocks[c], (unsigned long long)(gap / NSEC_PER_MSEC));
+				twheel_touch_unmap(&touch);
+				close(fd);
+				continue;
+			}
+			EXPECT_EQ(-EAGAIN, ret)
+				TH_LOG("clock %d: id expired while touched (deadline %llu, last stamp %llu)",
+				       clocks[c], (unsigned long long)ev.deadline_ns,
+				       (unsigned long long)last);
+			EXPECT_LE(1, fdinfo_get(fd, "touch_rearms"));
+			if (ret == -EAGAIN) {
+				ASSERT_EQ(1, drain_until(fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
+				EXPECT_LE(last + timeout, ev.deadline_ns);
+				EXPECT_GT(last + timeout + TICK_NS, ev.deadline_ns);
+				EXPECT_LE(ev.deadline_ns, ev.expired_ns);
+				EXPECT_LE(ev.expired_ns, clock_ns(clocks[c]));
+				EXPECT_GE(ev.deadline_ns + TICK_NS + LATE_NS, ev.expired_ns);
+			}
+			twheel_touch_unmap(&touch);
+			close(fd);
+			break;
+		}
+		EXPECT_GT(3, round) TH_LOG("clock %d: the toucher was held up in every round",
+					    clocks[c]);
+	}
+}
+
+/*
+ * The rule for shared wheels: times are on the clock of the namespace
+ * the wheel was set up in, whoever uses it. A wheel set up on the host's
+ * clock keeps it in here; one set up in here keeps this namespace's
+ * clock for a process of the host's namespace.
+ */
+TEST_F(timens, a_wheel_keeps_the_clock_it_was_set_up_on)
+{
+	struct twheel_event ev;
+	uint64_t before, after;
+	struct twheel_op op;
+	int fd;
+
+	EXPECT_EQ(0, fdinfo_get(self->host_wheel, "clock_offset_ns"));
+	before = mono_ns() - self->offset_ns;
+	twheel_prep_add(&op, 1, 100 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, twheel_submit_op(self->host_wheel, &op));
+	after = mono_ns() - self->offset_ns;
+	EXPECT_LE(before + 100 * NSEC_PER_MSEC, op.deadline_ns);
+	EXPECT_GT(after + 100 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);
+	ASSERT_EQ(1, drain_until(self->host_wheel, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
+	EXPECT_EQ(op.deadline_ns, ev.deadline_ns);
+	EXPECT_LE(ev.expired_ns, mono_ns() - self->offset_ns);
+
+	fd = wheel_on(CLOCK_MONOTONIC, 0, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(self->offset_ns, fdinfo_get(fd, "clock_offset_ns"));
+	ASSERT_EQ(0, setns(self->host_ns, CLONE_NEWTIME)) TH_LOG("setns: %s", strerror(errno));
+	before = mono_ns() + self->offset_ns;
+	twheel_prep_add(&op, 2, 100 * NSEC_PER_MSEC);
+	EXPECT_EQ(0, twheel_submit_op(fd, &op));
+	after = mono_ns() + self->offset_ns;
+	EXPECT_LE(before + 100 * NSEC_PER_MSEC, op.deadline_ns);
+	EXPECT_GT(after + 100 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);
+	/* Read from the host's namespace too: still the wheel's clock. */
+	ASSERT_EQ(1, drain_until(fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
+	EXPECT_EQ(op.deadline_ns, ev.deadline_ns);
+	EXPECT_LE(ev.deadline_ns, ev.expired_ns);
+	EXPECT_LE(ev.expired_ns, mono_ns() + self->offset_ns);
+	ASSERT_EQ(0, setns(self->wheel_ns, CLONE_NEWTIME));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
