@@ -293,6 +293,62 @@ TEST_F(timens, touch_stamps_from_the_vdso_count)
 }
 
 /*
+ * Stamps that a conversion between the clocks could wrap (0, 1, the
+ * offset, its negation, U64_MAX and near it) are numbers like any other
+ * on the namespace's clock: one before the arming is no touch (the id
+ * expires one timeout after its ADD), one after it counts once, as the
+ * present (one timeout more); none makes an event early or keeps an id
+ * alive longer.
+ */
+TEST_F(timens, stamps_near_the_ends_neither_wrap_nor_make_anything_early)
+{
+	const uint64_t timeout = 200 * NSEC_PER_MSEC;
+	const uint64_t vals[] = {
+		0, 1, (uint64_t)self->offset_ns, -(uint64_t)self->offset_ns, UINT64_MAX,
+		UINT64_MAX - (uint64_t)llabs(self->offset_ns),
+	};
+	const unsigned int n = sizeof(vals) / sizeof(vals[0]);
+	struct twheel_event ev[8];
+	struct twheel_touch touch;
+	struct twheel_op op;
+	uint64_t t0, t1, lo, hi;
+	unsigned int i;
+	int fd, got;
+
+	fd = wheel_on(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH, n);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, twheel_touch_map(fd, n, CLOCK_MONOTONIC, &touch));
+	t0 = mono_ns();
+	for (i = 0; i < n; i++) {
+		twheel_prep_add(&op, i, timeout);
+		twheel_prep_bind(&op, i);
+		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		twheel_touch_at(&touch, i, vals[i]);
+	}
+	t1 = mono_ns();
+	got = drain_until(fd, ev, n, mono_ns() + 2 * timeout + 10 * NSEC_PER_SEC);
+	ASSERT_EQ(n, got);
+	for (i = 0; i < n; i++) {
+		uint64_t v = vals[ev[i].id];
+		bool counts = v > t1;
+
+		ASSERT_GT(n, ev[i].id);
+		ASSERT_TRUE(counts || v < t0) TH_LOG("stamp %#llx within the adds", (unsigned long long)v);
+		lo = t0 + (counts ? 2 : 1) * timeout;
+		hi = t1 + (counts ? 2 * timeout + TICK_NS + LATE_NS : timeout) + TICK_NS;
+		EXPECT_LE(lo, ev[i].deadline_ns) TH_LOG("stamp %#llx: %lld ns early",
+							(unsigned long long)v,
+							(long long)(lo - ev[i].deadline_ns));
+		EXPECT_GE(hi, ev[i].deadline_ns) TH_LOG("stamp %#llx: kept %lld ns too long",
+							(unsigned long long)v,
+							(long long)(ev[i].deadline_ns - hi));
+		EXPECT_LE(ev[i].deadline_ns, ev[i].expired_ns);
+	}
+	twheel_touch_unmap(&touch);
+	close(fd);
+}
+
+/*
  * The rule for shared wheels: times are on the clock of the namespace
  * the wheel was set up in, whoever uses it. A wheel set up on the host's
  * clock keeps it in here; one set up in here keeps this namespace's
