@@ -9,7 +9,8 @@
  * match /proc/PID/fdinfo of its descriptor, one row per descriptor and
  * none other; a missing module exits 1, a usage error 2. The child opens
  * its wheel through a node of its own (/dev/twheel is root's), which
- * the tool must find by device number all the same.
+ * the tool must find by device number all the same. A wheel held in a
+ * pid namespace of its own is listed under the pid it has in ours.
  *
  * The tool's own source is compiled into this program, its main()
  * renamed, and run in a forked child with stdout and stderr in pipes:
@@ -732,6 +733,74 @@ TEST(a_process_without_wheels_lists_none)
 	EXPECT_EQ(0, strncmp(r.out, "    PID COMMAND", 15));
 	EXPECT_EQ(strlen(r.out) - 1, (size_t)(strchr(r.out, '\n') - r.out)) TH_LOG("output: %s", r.out);
 	close(fd);
+}
+
+/*
+ * A process in a pid namespace of its own (a container's init, pid 1 in
+ * there) cannot hide its wheel from the tool run in ours: it is listed
+ * under the pid it has here, once, and its row matches its fdinfo.
+ */
+TEST(wheel_in_a_pid_namespace_is_listed_under_our_pid)
+{
+	static struct run r;
+	static struct row rows[MAX_ROWS];
+	const char *args[] = { "--json", NULL };
+	/* pid here, pid in its namespace, its wheel's fd: one write, from the helper. */
+	int pfd[2], info[3], n, i, found = 0;
+	pid_t helper, inner;
+
+	ASSERT_EQ(0, pipe(pfd));
+	helper = fork();
+	ASSERT_LE(0, helper);
+	if (helper == 0) {
+		int cfd[2];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pipe(cfd) || unshare(CLONE_NEWPID))
+			_exit(4);
+		info[0] = fork();
+		if (info[0] == 0) {
+			int fd = wheel_new(0, 10 * NSEC_PER_MSEC, NSEC_PER_SEC, 0);
+
+			info[1] = getpid();
+			info[2] = fd;
+			if (fd < 0 || twheel_add(fd, 1, 3600 * NSEC_PER_SEC) ||
+			    write(cfd[1], &info[1], 2 * sizeof(int)) != 2 * sizeof(int))
+				_exit(2);
+			for (;;)
+				pause();
+		}
+		if (info[0] < 0 || read(cfd[0], &info[1], 2 * sizeof(int)) != 2 * sizeof(int) ||
+		    write(pfd[1], info, sizeof(info)) != sizeof(info))
+			_exit(3);
+		waitpid(info[0], NULL, 0);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], info, sizeof(info)) != sizeof(info)) {
+		waitpid(helper, NULL, 0);
+		SKIP(return, "no wheel in a pid namespace (unshare(CLONE_NEWPID) needs CAP_SYS_ADMIN)");
+	}
+	close(pfd[0]);
+	inner = info[0];
+	EXPECT_EQ(1, info[1]);
+
+	run_stat(&r, args);
+	EXPECT_EQ(0, r.status) TH_LOG("stderr: %s", r.err);
+	n = json_rows(r.out, rows, MAX_ROWS);
+	EXPECT_LE(1, n) TH_LOG("output: %s", r.out);
+	for (i = 0; i < n; i++) {
+		if (row_num(&rows[i], "pid") != inner)
+			continue;
+		found++;
+		EXPECT_EQ(info[2], row_num(&rows[i], "fd"));
+		EXPECT_EQ(1, row_num(&rows[i], "live"));
+		EXPECT_EQ(0, row_matches(_metadata, &rows[i], inner, info[2]));
+	}
+	EXPECT_EQ(1, found) TH_LOG("pid %d (1 in its namespace) listed %d times", inner, found);
+	if (inner > 1)
+		kill(inner, SIGKILL);
+	waitpid(helper, NULL, 0);
 }
 
 TEST(a_pid_that_does_not_exist_lists_none)
