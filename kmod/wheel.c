@@ -66,7 +66,11 @@
  * The id index is a chained hash table, grown at a load of 2 and shrunk
  * below 1/8, incrementally: while a resize is under way each index
  * operation moves a few buckets from the old table, so no single call
- * rehashes millions of entries. Ids are chosen by users, so the bucket
+ * rehashes millions of entries. A shrink goes at most 8 times smaller at
+ * once: the move of a table of B buckets takes at most B/64 + n/8
+ * operations, and the adds among them cannot fill a table of B/8, so the
+ * same ids added again after a mass expiry never find it full, and the
+ * growth they need starts when the move ends. Ids are chosen by users, so the bucket
  * is a keyed hash (hsiphash, the kernel's hash for tables fed untrusted
  * keys: SipHash-1-3 on 64-bit, under the wheel's secret key) rather than
  * a public one: with hash_64(), a multiplication that can be inverted,
@@ -98,7 +102,8 @@
 
 #define TW_INDEX_MIN_BITS	6	/* smallest table: 64 buckets */
 #define TW_INDEX_GROW_LOAD	2	/* grow above 2 entries a bucket */
-#define TW_INDEX_SHRINK_DIV	8	/* shrink below 1 entry in 8 buckets */
+#define TW_INDEX_SHRINK_DIV	8	/* shrink below 1 entry in 8 buckets... */
+#define TW_INDEX_SHRINK_STEP	3	/* ...8 times smaller at most, at once */
 #define TW_INDEX_FULL_LOAD	8	/* fail adds if it cannot grow past this */
 #define TW_INDEX_MOVE_ENTRIES	8	/* per operation while resizing... */
 #define TW_INDEX_MOVE_BUCKETS	64	/* ...or this many buckets looked at */
@@ -169,9 +174,17 @@ unsigned int tw_index_wanted(const struct tw_wheel *w)
 		return 0;	/* one resize at a time; this one ends soon */
 	if (n >= ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits))
 		return ix->cur_bits + 1;
+	/*
+	 * Shrink in steps: adds that come during the move of a table 8
+	 * times larger cannot fill the smaller one, so a mass expiry
+	 * followed by the same adds never fails for want of buckets.
+	 */
 	if (ix->cur_bits > TW_INDEX_MIN_BITS &&
-	    n < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV)
-		return max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
+	    n < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV) {
+		unsigned int need = max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
+
+		return max_t(unsigned int, need, ix->cur_bits - TW_INDEX_SHRINK_STEP);
+	}
 	return 0;
 }
 

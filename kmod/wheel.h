@@ -140,8 +140,8 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 /*
  * Index tables. The index asks for a table of 2^bits buckets when it has
  * none yet, when it is loaded above 2 entries a bucket (to grow) and below
- * one entry in 8 buckets (to shrink): tw_index_wanted() returns that bits,
- * or 0. The caller allocates the table with tw_index_alloc() in its own
+ * one entry in 8 buckets (to shrink, by at most 8 times at once):
+ * tw_index_wanted() returns that bits, or 0. The caller allocates the table with tw_index_alloc() in its own
  * context, without the wheel's lock if it likes, and offers it with
  * tw_index_offer() under the lock; the offer is taken if the index still
  * wants exactly that size, else the caller frees the table with

@@ -302,11 +302,10 @@ static void bench_twheel(struct result *r, struct tw_entry *ents, bool first)
 		abort();
 
 	/*
-	 * Cancelling every entry (n <= OPS_SAMPLE) leaves the index shrinking
-	 * from 2^20 buckets to 64, a move that takes thousands of index
-	 * operations; adds meanwhile overfill the 64 buckets and fail with
-	 * -ENOMEM after 512. Start the shrink and finish its move first
-	 * (untimed): the re-adds only set up the expiry phase.
+	 * Cancelling every entry (n <= OPS_SAMPLE) leaves the index asking to
+	 * shrink, a move that takes thousands of index operations. Start it
+	 * and finish its move first (untimed), so that the re-adds, which
+	 * only set up the expiry phase, leave the phases before unaffected.
 	 */
 	tw_test_prepare(&w);
 	while (w.index.old)

@@ -1184,6 +1184,85 @@ static int test_next_event_never_after_earliest_deadline(void)
 	return 0;
 }
 
+/*
+ * Mass expiry, then the same ids again (issue 16): 4M ids expire unread,
+ * the reader takes them (and offers the shrink it asks for), and the
+ * 4M adds that follow, each after the table the index asks for, as the
+ * device does, all succeed. The shrink came in steps of at most 8 times.
+ */
+static int test_mass_expiry_then_readd_of_4m_fails_none(void)
+{
+	enum { N = 4 << 20 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	unsigned int i, failed = 0, big, first, smallest = 64;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < N; i++) {
+		ents[i].id = (u64)i * 0x9e3779b97f4a7c15ull;
+		CHECK(tw_test_add(&w, &ents[i], 10) == 0);
+	}
+	big = w.index.cur_bits;
+	CHECK(advance_all(&w, 10) && w.nr_expired == N && w.nr_live == 0);
+	CHECK(drain_free_none(&w) == N);
+	CHECK(tw_test_prepare(&w) == 0);
+	first = w.index.cur_bits;
+	for (i = 0; i < N; i++) {
+		if (w.index.cur_bits < smallest)
+			smallest = w.index.cur_bits;
+		CHECK(tw_lookup(&w, ents[i].id) == NULL);
+		if (tw_test_add(&w, &ents[i], 20))
+			failed++;
+	}
+	printf("# re-add of %u ids: %u failed; index 2^%u, shrunk to 2^%u first, 2^%u at least, now 2^%u\n",
+	       N, failed, big, first, smallest, w.index.cur_bits);
+	CHECK(failed == 0 && w.nr_live == N);
+	CHECK(first + 3 == big && w.index.cur_bits >= big - 1);
+	for (i = 0; i < N; i += 1009)
+		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
+ * Memory follows what is live: with every id gone, operations that go on
+ * shrink the index step by step, each at most 8 times, down to the
+ * smallest table.
+ */
+static int test_index_shrinks_in_steps_to_the_smallest(void)
+{
+	enum { N = 1 << 20 };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	unsigned int i, bits, steps = 0;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 1000) == 0);
+	}
+	for (i = 0; i < N; i++)
+		tw_remove(&w, &ents[i]);
+	bits = w.index.cur_bits;
+	for (i = 0; i < 100000 && (w.index.old || w.index.cur_bits > 6); i++) {
+		unsigned int was = w.index.cur_bits;
+
+		CHECK(tw_test_prepare(&w) == 0);
+		if (w.index.cur_bits != was) {
+			CHECK(w.index.cur_bits < was && w.index.cur_bits + 3 >= was);
+			steps++;
+		}
+		CHECK(tw_lookup(&w, i) == NULL);
+	}
+	CHECK(!w.index.old && w.index.cur_bits == 6 && steps >= (bits - 6) / 3);
+	wheel_free(&w);
+	free(ents);
+	return 0;
+}
+
 static const struct {
 	int (*fn)(void);
 	const char *name;
@@ -1207,6 +1286,8 @@ static const struct {
 	T(index_grows_to_1e6_and_shrinks_back),
 	T(index_shrinks_then_grows_back),
 	T(chosen_ids_spread_over_the_keyed_index),
+	T(mass_expiry_then_readd_of_4m_fails_none),
+	T(index_shrinks_in_steps_to_the_smallest),
 	T(core_never_allocates),
 	T(dump_of_empty_wheel_ends_at_once),
 	T(dump_lists_each_steady_id_once_across_resizes),
