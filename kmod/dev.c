@@ -35,8 +35,8 @@
  *
  * Nothing a user can drive keeps a CPU for long: the work yields every
  * TWHEEL_ADVANCE_BUDGET entries, a batch, a read and a release every
- * chunk, and the id index is keyed (wheel.c), so chosen ids cost what
- * random ones do.
+ * chunk, and the id index is keyed and bounds its chains (wheel.c), so
+ * chosen ids cost what random ones do.
  *
  * Locking:
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
@@ -97,7 +97,10 @@
 #define TWHEEL_FREE_CHUNK	1024
 /* Most entries one chunk of a batch or of a REFRESH can add: the larger chunk. */
 #define TWHEEL_POOL_MAX		TWHEEL_REFRESH_CHUNK
-/* Ids a dump lists per lock hold (on the stack), and buckets it looks at. */
+/*
+ * Ids a dump lists per lock hold (on the stack), and buckets it looks at
+ * (or moves to the index's new key).
+ */
 #define TWHEEL_DUMP_CHUNK	16
 #define TWHEEL_DUMP_BUDGET	256
 
@@ -410,22 +413,26 @@ static void twheel_publish(struct twheel_ctx *ctx)
 /*
  * Give the id index the table it asks for, allocated without the lock
  * (so neither the work nor other callers wait on it) and charged to the
- * caller. Under ctx->lock, which it may drop and retake.
+ * caller, with a fresh secret key for it to take if a chain grew long.
+ * Under ctx->lock, which it may drop and retake.
  */
 static void twheel_index_prepare(struct twheel_ctx *ctx)
 {
 	unsigned int bits = tw_index_wanted(&ctx->wheel);
 	struct tw_entry **table;
+	hsiphash_key_t key;
 
 	lockdep_assert_held(&ctx->lock);
 	if (!bits)
 		return;
 	mutex_unlock(&ctx->lock);
 	table = tw_index_alloc(bits);
+	get_random_bytes(&key, sizeof(key));
 	mutex_lock(&ctx->lock);
 	/* Refused if another caller resized meanwhile; failure is harmless. */
-	if (table && !tw_index_offer(&ctx->wheel, table, bits))
+	if (table && !tw_index_offer(&ctx->wheel, table, bits, &key))
 		tw_index_free(table);
+	memzero_explicit(&key, sizeof(key));
 }
 
 /*
@@ -1239,6 +1246,11 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 		if (ret > 0)
 			twheel_dump_fill(ctx, out, after, found, ret);
 		mutex_unlock(&ctx->lock);
+		/* A move to a new key that waits for room: the caller comes back. */
+		if (ret == -EAGAIN) {
+			ret = 0;
+			break;
+		}
 		if (ret < 0)
 			break;
 		left = ret ? copy_to_user(uent + done, out, ret * sizeof(*out)) : 0;

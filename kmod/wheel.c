@@ -70,29 +70,62 @@
  * once: the move of a table of B buckets takes at most B/64 + n/8
  * operations, and the adds among them cannot fill a table of B/8, so the
  * same ids added again after a mass expiry never find it full, and the
- * growth they need starts when the move ends. Ids are chosen by users, so the bucket
- * is a keyed hash (hsiphash, the kernel's hash for tables fed untrusted
- * keys: SipHash-1-3 on 64-bit, under the wheel's secret key) rather than
- * a public one: with hash_64(), a multiplication that can be inverted,
- * a user could put every id in one bucket and make each operation, and
- * each expiry under the wheel's lock, walk a chain of all of them. The
- * core allocates nothing: it asks its caller for tables and the caller
- * hands them over (tw_index_wanted()), so tables are charged to whoever
- * makes the call and never allocated from the expiry work.
+ * growth they need starts when the move ends. An add first moves the old
+ * buckets whose entries will share its chain (one when growing, up to 8
+ * when shrinking), so that the chain it checks is all it will hold.
+ *
+ * Ids are chosen by users, so the bucket is a keyed hash (hsiphash, the
+ * kernel's hash for tables fed untrusted keys: SipHash-1-3 on 64-bit,
+ * under the wheel's secret key) rather than a public one: with hash_64(),
+ * a multiplication that can be inverted, a user could put every id in one
+ * bucket and make each operation, and each expiry under the wheel's lock,
+ * walk a chain of all of them. A secret key is not enough on its own:
+ * the dump lists ids in bucket order, so a user who adds random ids and
+ * keeps those listed together collects ids of one bucket. So, as
+ * lib/rhashtable.c does, no chain ever holds more than TW_INDEX_CHAIN_MAX
+ * entries, whatever leaked: an add into a full chain fails, and a chain
+ * that reaches TW_INDEX_CHAIN_LONG makes the index ask for a table under
+ * a new key, to which every entry moves, incrementally, as in a resize.
+ * Random ids make a chain that long only in a table loaded above one
+ * entry a bucket (in about every other fill of 2^23 buckets, near its
+ * growth); there the index grows early instead, which splits a random chain, and ids
+ * chosen to share more bits than the table uses ask for the key next. A
+ * shrink that meets 8 buckets holding more than one chain may (chosen
+ * ids) turns back, and moves everything to a new key; a move to a new
+ * key into a full chain (only ids chosen with the new key known fill
+ * one) waits until it has room. The core allocates nothing: it asks its
+ * caller for tables and new keys and the caller hands them over
+ * (tw_index_wanted()), so tables are charged to whoever makes the call
+ * and never allocated from the expiry work.
+ *
+ * A dump lists ids in the order of their keyed hash, a bucket of any
+ * table being one range of it, so that a cursor stays valid across
+ * resizes; a new key changes the order, so a cursor carries the key's
+ * generation, and one from an older key is refused.
  *
  * Costs, n live entries:
  *
- *	add, rearm, remove, lookup	O(1) (hash chain ~1 whatever the ids,
- *					list ops, one bit)
+ *	add, rearm, remove, lookup	O(1): a chain of at most
+ *					TW_INDEX_CHAIN_MAX links (two chains
+ *					while the key changes), ~1 for ids that
+ *					do not collide on purpose; list ops,
+ *					one bit
+ *	resize, new key			O(n), spread: an index operation
+ *					moves up to 64 buckets or 8 entries,
+ *					an add the up to 8 buckets of its chain
  *	next event			O(TW_LEVELS)
  *	advance to T			O(entries expired + entries cascaded)
- *	memory				40 bytes an entry + 4 to 8 bytes of index
+ *	dump, one call			O(budget) buckets, chains bounded
+ *	memory				40 bytes an entry + 4 to 8 bytes of
+ *					index (up to 16 after a new key)
  */
 #ifdef __KERNEL__
 #include <linux/bitops.h>
+#include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #endif
 
 #include "wheel.h"
@@ -101,10 +134,11 @@
 #define TW_SHIFT(l)		((l) * TW_LVL_BITS)
 
 #define TW_INDEX_MIN_BITS	6	/* smallest table: 64 buckets */
+#define TW_INDEX_MAX_BITS	32	/* a bucket is the top bits of a u32 hash */
 #define TW_INDEX_GROW_LOAD	2	/* grow above 2 entries a bucket */
 #define TW_INDEX_SHRINK_DIV	8	/* shrink below 1 entry in 8 buckets... */
 #define TW_INDEX_SHRINK_STEP	3	/* ...8 times smaller at most, at once */
-#define TW_INDEX_FULL_LOAD	8	/* fail adds if it cannot grow past this */
+#define TW_INDEX_CHAIN_LONG	14	/* a chain this long asks for a new key */
 #define TW_INDEX_MOVE_ENTRIES	8	/* per operation while resizing... */
 #define TW_INDEX_MOVE_BUCKETS	64	/* ...or this many buckets looked at */
 
@@ -136,9 +170,9 @@ static inline u64 tw_slot_tick(u64 clk, unsigned int lvl, unsigned int slot)
 /* ---- id index ---------------------------------------------------------- */
 
 /* The keyed hash of @id; a table of 2^bits buckets files it by its top bits. */
-static __always_inline u32 tw_hash(const struct tw_index *ix, u64 id)
+static __always_inline u32 tw_hash(const hsiphash_key_t *key, u64 id)
 {
-	return hsiphash_2u32((u32)id, id >> 32, &ix->key);
+	return hsiphash_2u32((u32)id, id >> 32, key);
 }
 
 static __always_inline unsigned long tw_hash_bucket(u32 h, unsigned int bits)
@@ -146,10 +180,10 @@ static __always_inline unsigned long tw_hash_bucket(u32 h, unsigned int bits)
 	return h >> (32 - bits);
 }
 
-static inline struct tw_entry **tw_bucket(const struct tw_index *ix, struct tw_entry **tab,
-					  unsigned int bits, u64 id)
+/* The bucket of the current table that @id belongs in. */
+static inline unsigned long tw_cur_bucket(const struct tw_index *ix, u64 id)
 {
-	return &tab[tw_hash_bucket(tw_hash(ix, id), bits)];
+	return tw_hash_bucket(tw_hash(&ix->key, id), ix->cur_bits);
 }
 
 struct tw_entry **tw_index_alloc(unsigned int bits)
@@ -163,91 +197,210 @@ void tw_index_free(struct tw_entry **table)
 	kvfree(table);
 }
 
+/* Entries of the chain from @e on. */
+static unsigned int tw_chain_len(const struct tw_entry *e)
+{
+	unsigned int n = 0;
+
+	for (; e; e = e->hnext)
+		n++;
+	return n;
+}
+
 unsigned int tw_index_wanted(const struct tw_wheel *w)
 {
 	const struct tw_index *ix = &w->index;
+	unsigned int bits = ix->cur_bits, need;
 	u64 n = w->nr_live;
 
 	if (!ix->cur)
 		return TW_INDEX_MIN_BITS;
 	if (ix->old)
 		return 0;	/* one resize at a time; this one ends soon */
-	if (n >= ((u64)TW_INDEX_GROW_LOAD << ix->cur_bits))
-		return ix->cur_bits + 1;
+	/* Early, for a long chain, while the table is still loaded so. */
+	if (bits < TW_INDEX_MAX_BITS && ((ix->grow && n >= (1ULL << bits)) ||
+					 n >= ((u64)TW_INDEX_GROW_LOAD << bits)))
+		return bits + 1;
 	/*
 	 * Shrink in steps: adds that come during the move of a table 8
 	 * times larger cannot fill the smaller one, so a mass expiry
 	 * followed by the same adds never fails for want of buckets.
 	 */
-	if (ix->cur_bits > TW_INDEX_MIN_BITS &&
-	    n < (1ULL << ix->cur_bits) / TW_INDEX_SHRINK_DIV) {
-		unsigned int need = max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
-
-		return max_t(unsigned int, need, ix->cur_bits - TW_INDEX_SHRINK_STEP);
+	if (bits > TW_INDEX_MIN_BITS && n < (1ULL << bits) / TW_INDEX_SHRINK_DIV) {
+		need = max_t(unsigned int, fls64(n) + 1, TW_INDEX_MIN_BITS);
+		return max_t(unsigned int, need, bits - TW_INDEX_SHRINK_STEP);
+	}
+	/* A new key, with at least one bucket an entry: chains of about one. */
+	if (ix->rekey) {
+		need = n > 1 ? fls64(n - 1) : 0;
+		return need > bits && bits < TW_INDEX_MAX_BITS ? bits + 1 : bits;
 	}
 	return 0;
 }
 
-bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits)
+bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits,
+		    const hsiphash_key_t *key)
 {
 	struct tw_index *ix = &w->index;
 
 	if (!table || !bits || tw_index_wanted(w) != bits)
 		return false;
-	ix->old = ix->cur;
-	ix->old_bits = ix->cur_bits;
-	ix->move = 0;
+	if (ix->cur) {
+		ix->old = ix->cur;
+		ix->old_bits = ix->cur_bits;
+		ix->move = 0;
+		ix->old_rekeyed = ix->rekey;
+		if (ix->rekey) {
+			ix->old_key = ix->key;
+			ix->key = *key;
+			ix->gen++;
+		}
+	}
 	ix->cur = table;
 	ix->cur_bits = bits;
+	ix->rekey = false;
+	ix->grow = false;
 	return true;
 }
 
-/* Move a few buckets of a resize under way from the old table. */
-static void tw_index_move(struct tw_index *ix)
+/*
+ * A shrink met a group of old buckets holding more entries than one chain
+ * may (ids chosen from what leaked of the key to share hash bits). Turn
+ * back: the old table becomes the current one again and the small one is
+ * moved back into it, a grow under the same key; then everything moves
+ * under a new key. Safe, because a bucket of the small table holds entries
+ * only once its group was merged into it (an add first merges its group:
+ * tw_index_insert()), and then the group's old buckets are empty and take
+ * back at most what one chain held.
+ */
+static void tw_index_turn_back(struct tw_index *ix)
 {
-	unsigned long nbuckets, looked = 0, moved = 0;
+	struct tw_entry **small = ix->cur;
+	unsigned int small_bits = ix->cur_bits;
 
-	nbuckets = 1UL << ix->old_bits;
-	while (ix->move < nbuckets && looked < TW_INDEX_MOVE_BUCKETS &&
-	       moved < TW_INDEX_MOVE_ENTRIES) {
-		struct tw_entry *e = ix->old[ix->move];
+	ix->cur = ix->old;
+	ix->cur_bits = ix->old_bits;
+	ix->old = small;
+	ix->old_bits = small_bits;
+	ix->move = 0;
+	ix->rekey = true;
+}
 
-		while (e) {
-			struct tw_entry *next = e->hnext;
-			struct tw_entry **b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
+/*
+ * Move bucket @o of the old table, under the same key: its entries go to
+ * the buckets its hash bits name, which a grow leaves at most as long as
+ * it was (they take nothing else until it moved). Returns the entries moved.
+ */
+static unsigned long tw_index_move_bucket(struct tw_index *ix, unsigned long o)
+{
+	unsigned long moved = 0;
+	struct tw_entry *e;
 
+	while ((e = ix->old[o])) {
+		struct tw_entry **b = &ix->cur[tw_cur_bucket(ix, e->id)];
+
+		ix->old[o] = e->hnext;
+		e->hnext = *b;
+		*b = e;
+		moved++;
+	}
+	return moved;
+}
+
+/*
+ * Merge the group of old buckets from @first that a shrink under the same
+ * key puts into one bucket of the current table, if that chain would hold
+ * no more than TW_INDEX_CHAIN_MAX; else turn back. Returns the entries
+ * moved, or -1 after turning back.
+ */
+static long tw_index_merge(struct tw_index *ix, unsigned long first)
+{
+	unsigned int shift = ix->old_bits - ix->cur_bits, n;
+	unsigned long o, end = first + (1UL << shift), moved = 0;
+
+	n = tw_chain_len(ix->cur[first >> shift]);
+	for (o = first; o < end; o++)
+		n += tw_chain_len(ix->old[o]);
+	if (n > TW_INDEX_CHAIN_MAX) {
+		tw_index_turn_back(ix);
+		return -1;
+	}
+	for (o = first; o < end; o++)
+		moved += tw_index_move_bucket(ix, o);
+	return moved;
+}
+
+/*
+ * Move buckets of a resize under way from the old table, until about
+ * @max_buckets were looked at or @max_entries moved; free the old table
+ * once empty. Under the same key a shrink moves whole groups. Under a new
+ * key a target chain that is full makes the move wait there (possible
+ * only for ids chosen with the new key known) until a later operation
+ * finds room. Returns whether anything was done.
+ */
+static bool tw_index_move(struct tw_index *ix, unsigned long max_buckets,
+			  unsigned long max_entries)
+{
+	unsigned long nbuckets = 1UL << ix->old_bits, looked = 0, moved = 0;
+	unsigned long step = 1;
+
+	if (!ix->old_rekeyed && ix->old_bits > ix->cur_bits)
+		step = 1UL << (ix->old_bits - ix->cur_bits);
+	while (ix->move < nbuckets && looked < max_buckets && moved < max_entries) {
+		struct tw_entry *e;
+
+		if (!ix->old_rekeyed) {
+			long m = step > 1 ? tw_index_merge(ix, ix->move)
+					  : (long)tw_index_move_bucket(ix, ix->move);
+
+			if (m < 0)
+				return true;
+			moved += m;
+			ix->move += step;
+			looked += step;
+			continue;
+		}
+		while ((e = ix->old[ix->move])) {
+			struct tw_entry **b = &ix->cur[tw_cur_bucket(ix, e->id)];
+
+			if (tw_chain_len(*b) >= TW_INDEX_CHAIN_MAX)
+				goto out;
+			ix->old[ix->move] = e->hnext;
 			e->hnext = *b;
 			*b = e;
-			e = next;
 			moved++;
 		}
-		ix->old[ix->move++] = NULL;
+		ix->move++;
 		looked++;
 	}
+out:
 	if (ix->move == nbuckets) {
 		kvfree(ix->old);
 		ix->old = NULL;
 		ix->old_bits = 0;
 		ix->move = 0;
+		ix->old_rekeyed = false;
 	}
+	return moved || looked;
 }
 
 /* Every index operation helps a resize under way along; most find none. */
 static __always_inline void tw_index_step(struct tw_index *ix)
 {
 	if (unlikely(ix->old))
-		tw_index_move(ix);
+		tw_index_move(ix, TW_INDEX_MOVE_BUCKETS, TW_INDEX_MOVE_ENTRIES);
 }
 
 /* Where the pointer to @id's entry is, or NULL if absent. */
 static __always_inline struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 {
-	u32 h = tw_hash(ix, id);
+	u32 h = tw_hash(&ix->key, id);
 	struct tw_entry **p;
 
-	/* One hash for both tables: a bucket is its top bits. */
-	if (ix->old) {
-		unsigned long b = tw_hash_bucket(h, ix->old_bits);
+	if (unlikely(ix->old)) {
+		/* Under one key a bucket is its hash's top bits in either table. */
+		u32 ho = ix->old_rekeyed ? tw_hash(&ix->old_key, id) : h;
+		unsigned long b = tw_hash_bucket(ho, ix->old_bits);
 
 		if (b >= ix->move) {
 			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
@@ -263,17 +416,70 @@ static __always_inline struct tw_entry **tw_index_find(struct tw_index *ix, u64 
 	return NULL;
 }
 
+/*
+ * A chain grew to TW_INDEX_CHAIN_LONG. Random ids make one that long only
+ * in a table loaded near its growth; then grow early, which splits it. In
+ * a table loaded below one entry a bucket, or one that changes already,
+ * the ids were chosen from what leaked of the key: ask for a new one.
+ */
+static void tw_index_long_chain(struct tw_wheel *w)
+{
+	struct tw_index *ix = &w->index;
+
+	if (!ix->old && ix->cur_bits < TW_INDEX_MAX_BITS && w->nr_live >= (1ULL << ix->cur_bits))
+		ix->grow = true;
+	else
+		ix->rekey = true;
+}
+
+/*
+ * During a resize under the same key, the old buckets whose entries will
+ * join the chain of the id hashed @h: move them now, so that the chain an
+ * add checks is the whole of what it will be. A bucket moved out of turn
+ * is left empty, which lookups and the move in turn take in their stride.
+ */
+static void tw_index_gather(struct tw_index *ix, u32 h)
+{
+	unsigned long o;
+
+	for (;;) {
+		if (!ix->old || ix->old_rekeyed)
+			return;
+		o = tw_hash_bucket(h, ix->old_bits);
+		if (ix->old_bits < ix->cur_bits) {
+			if (o >= ix->move)
+				tw_index_move_bucket(ix, o);
+			return;
+		}
+		o &= ~((1UL << (ix->old_bits - ix->cur_bits)) - 1);
+		if (o < ix->move || tw_index_merge(ix, o) >= 0)
+			return;
+		/* A group too full turned the shrink back: gather again, as a grow. */
+	}
+}
+
 static int tw_index_insert(struct tw_wheel *w, struct tw_entry *e)
 {
 	struct tw_index *ix = &w->index;
 	struct tw_entry **b;
+	unsigned int len;
+	u32 h;
 
-	if (!ix->cur || w->nr_live >= ((u64)TW_INDEX_FULL_LOAD << ix->cur_bits))
+	if (!ix->cur)
 		return -ENOMEM;
 	tw_index_step(ix);
-	b = tw_bucket(ix, ix->cur, ix->cur_bits, e->id);
+	h = tw_hash(&ix->key, e->id);
+	tw_index_gather(ix, h);
+	b = &ix->cur[tw_hash_bucket(h, ix->cur_bits)];
+	len = tw_chain_len(*b);
+	if (len >= TW_INDEX_CHAIN_MAX) {
+		tw_index_long_chain(w);
+		return -ENOMEM;
+	}
 	e->hnext = *b;
 	*b = e;
+	if (len + 1 >= TW_INDEX_CHAIN_LONG)
+		tw_index_long_chain(w);
 	return 0;
 }
 
@@ -291,26 +497,37 @@ static void tw_index_delete(struct tw_wheel *w, struct tw_entry *e)
 /* ---- dump, in key order ----------------------------------------------- */
 
 /*
- * Keys are 63 bits, so that TW_DUMP_END is none of them: the bucket hash
- * on top, so that the keys of a bucket of any table form one range, and
- * below it 31 bits of a second keyed hash of the id, so that two ids
- * share a key about as rarely as with a 63-bit hash. Only the dump pays
- * for the second hash.
+ * Dump keys are 56 bits: the bucket hash on top, so that the keys of a
+ * bucket of any table form one range, and below it 24 bits of a second
+ * keyed hash of the id, so that two ids share a key about as rarely as
+ * with a 56-bit hash. Only the dump pays for the second hash. A cursor
+ * holds a key position and, above it, the generation of the hash key the
+ * position was computed under, so that one from before a new key is told
+ * apart from a position under it.
  */
-#define TW_KEY_BITS		63
-#define TW_KEY_LIMIT		(1ULL << TW_KEY_BITS)
+#define TW_POS_LIMIT		(1ULL << TW_DUMP_POS_BITS)
 
-static inline u64 tw_key(const struct tw_index *ix, u64 id)
+static inline u64 tw_pos(const struct tw_index *ix, u64 id)
 {
 	u32 low = hsiphash_3u32((u32)id, id >> 32, 1, &ix->key);
 
-	return (u64)tw_hash(ix, id) << (TW_KEY_BITS - 32) | low >> 1;
+	return (u64)tw_hash(&ix->key, id) << (TW_DUMP_POS_BITS - 32) |
+	       low >> (64 - TW_DUMP_POS_BITS);
+}
+
+/* The cursor at position @pos (TW_POS_LIMIT: past the last) of @ix's key. */
+static inline u64 tw_cursor(const struct tw_index *ix, u64 pos)
+{
+	if (pos == TW_POS_LIMIT)
+		return TW_DUMP_END;
+	return (ix->gen & TW_DUMP_GEN_MASK) << TW_DUMP_POS_BITS | pos;
 }
 
 /*
  * The smallest key in [@lo, @hi) of the entries that may hold keys there:
  * the bucket of @lo in the current table, and in the old one if it has
- * not been moved yet. Sets *@found; returns the key.
+ * not been moved yet (both under the same key). Sets *@found; returns the
+ * key.
  */
 static u64 tw_dump_min(const struct tw_index *ix, u64 lo, u64 hi, bool *found)
 {
@@ -318,9 +535,9 @@ static u64 tw_dump_min(const struct tw_index *ix, u64 lo, u64 hi, bool *found)
 	u64 min = hi;
 	unsigned int c;
 
-	chains[0] = ix->cur[lo >> (TW_KEY_BITS - ix->cur_bits)];
+	chains[0] = ix->cur[lo >> (TW_DUMP_POS_BITS - ix->cur_bits)];
 	if (ix->old) {
-		unsigned long b = lo >> (TW_KEY_BITS - ix->old_bits);
+		unsigned long b = lo >> (TW_DUMP_POS_BITS - ix->old_bits);
 
 		if (b >= ix->move)
 			chains[1] = ix->old[b];
@@ -330,7 +547,7 @@ static u64 tw_dump_min(const struct tw_index *ix, u64 lo, u64 hi, bool *found)
 		struct tw_entry *e;
 
 		for (e = chains[c]; e; e = e->hnext) {
-			u64 k = tw_key(ix, e->id);
+			u64 k = tw_pos(ix, e->id);
 
 			if (k >= lo && k < min) {
 				min = k;
@@ -348,9 +565,9 @@ static unsigned int tw_dump_group(const struct tw_index *ix, u64 k,
 	struct tw_entry *chains[2] = { NULL, NULL };
 	unsigned int c, n = 0;
 
-	chains[0] = ix->cur[k >> (TW_KEY_BITS - ix->cur_bits)];
+	chains[0] = ix->cur[k >> (TW_DUMP_POS_BITS - ix->cur_bits)];
 	if (ix->old) {
-		unsigned long b = k >> (TW_KEY_BITS - ix->old_bits);
+		unsigned long b = k >> (TW_DUMP_POS_BITS - ix->old_bits);
 
 		if (b >= ix->move)
 			chains[1] = ix->old[b];
@@ -359,7 +576,7 @@ static unsigned int tw_dump_group(const struct tw_index *ix, u64 k,
 		struct tw_entry *e;
 
 		for (e = chains[c]; e; e = e->hnext) {
-			if (tw_key(ix, e->id) != k)
+			if (tw_pos(ix, e->id) != k)
 				continue;
 			if (n < room)
 				out[n] = e;
@@ -369,26 +586,39 @@ static unsigned int tw_dump_group(const struct tw_index *ix, u64 k,
 	return n;
 }
 
-int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+int tw_dump(struct tw_wheel *w, u64 *cursor, struct tw_entry **out, unsigned int max,
 	    unsigned int budget)
 {
-	const struct tw_index *ix = &w->index;
+	struct tw_index *ix = &w->index;
 	unsigned int n = 0;
-	u64 p = *pos;
+	u64 p;
 
-	if (p == TW_DUMP_END)
+	if (*cursor == TW_DUMP_END)
 		return 0;
-	if (p >= TW_KEY_LIMIT)
+	if (*cursor >> 63)
 		return -EINVAL;
+	if (*cursor && (*cursor >> TW_DUMP_POS_BITS) != (ix->gen & TW_DUMP_GEN_MASK))
+		return -ESTALE;
+	p = *cursor & (TW_POS_LIMIT - 1);
 	if (!ix->cur) {
-		*pos = TW_DUMP_END;
+		*cursor = TW_DUMP_END;
+		return 0;
+	}
+	/*
+	 * Keys are those of the new key; entries still under the old one
+	 * cannot be found by them in bounded work. Move them over first.
+	 */
+	if (ix->old && ix->old_rekeyed) {
+		if (!tw_index_move(ix, budget ?: 1, ULONG_MAX))
+			return -EAGAIN;
+		*cursor = tw_cursor(ix, p);
 		return 0;
 	}
 	while (budget--) {
 		/* The key range of the bucket of @p in the finer table. */
 		unsigned int bits = max_t(unsigned int, ix->cur_bits,
 					  ix->old ? ix->old_bits : 0);
-		u64 width = 1ULL << (TW_KEY_BITS - bits);
+		u64 width = 1ULL << (TW_DUMP_POS_BITS - bits);
 		u64 hi = (p & ~(width - 1)) + width;
 
 		while (p < hi) {
@@ -402,30 +632,26 @@ int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int ma
 			}
 			g = tw_dump_group(ix, k, out + n, max - n);
 			if (g > max - n) {
-				*pos = p;
+				*cursor = tw_cursor(ix, p);
 				return n ? (int)n : -EOVERFLOW;
 			}
 			n += g;
 			p = k + 1;
 			if (n == max) {
-				*pos = p == TW_KEY_LIMIT ? TW_DUMP_END : p;
+				*cursor = tw_cursor(ix, p);
 				return n;
 			}
 		}
-		if (p == TW_KEY_LIMIT) {
-			*pos = TW_DUMP_END;
-			return n;
-		}
+		if (p == TW_POS_LIMIT)
+			break;
 	}
-	*pos = p;
+	*cursor = tw_cursor(ix, p);
 	return n;
 }
 
 u64 tw_dump_after(const struct tw_wheel *w, const struct tw_entry *e)
 {
-	u64 k = tw_key(&w->index, e->id) + 1;
-
-	return k == TW_KEY_LIMIT ? TW_DUMP_END : k;
+	return tw_cursor(&w->index, tw_pos(&w->index, e->id) + 1);
 }
 
 /* ---- wheel ------------------------------------------------------------- */
@@ -477,6 +703,7 @@ static u64 tw_clamp(const struct tw_wheel *w, u64 expires)
 
 void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key)
 {
+	hsiphash_key_t k;
 	unsigned int l, s;
 
 	BUILD_BUG_ON(TW_LVL_SIZE != 64);	/* one u64 bitmap a level */
@@ -493,12 +720,9 @@ void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key)
 			INIT_HLIST_HEAD(&w->slots[l][s]);
 	}
 	INIT_LIST_HEAD(&w->expired);
-	w->index.cur = NULL;
-	w->index.old = NULL;
-	w->index.cur_bits = 0;
-	w->index.old_bits = 0;
-	w->index.move = 0;
-	w->index.key = *key;
+	k = *key;	/* @key may be the index's own (tw_destroy()) */
+	memset(&w->index, 0, sizeof(w->index));
+	w->index.key = k;
 	w->lazy = NULL;
 }
 
@@ -507,9 +731,8 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 {
 	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
 	struct tw_entry *e, *tmp;
-	unsigned int l, s;
-
 	struct hlist_node *next;
+	unsigned int l, s, gen;
 
 	for (l = 0; l < TW_LEVELS; l++)
 		for (s = 0; s < TW_LVL_SIZE; s++)
@@ -522,7 +745,9 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	kvfree(w->index.old);
 	kvfree(w->index.cur);
 	lazy = w->lazy;
+	gen = w->index.gen;
 	tw_init(w, w->clk, &w->index.key);
+	w->index.gen = gen;
 	w->lazy = lazy;
 }
 

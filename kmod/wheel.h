@@ -68,12 +68,16 @@ struct tw_entry {
 	};
 };
 
+/* No chain of the id index ever holds more entries than this. */
+#define TW_INDEX_CHAIN_MAX	16
+
 /*
- * Id index: chained hash table of 2^bits buckets, keyed with a secret
- * @key, resized incrementally. While a resize is under way, buckets of
- * @old below @move are already moved to @cur, and every operation moves a
- * few more, so no single call rehashes the whole table. @cur is NULL
- * until the caller hands over the first table (see tw_index_wanted()).
+ * Id index: chained hash tables of 2^bits buckets keyed with a secret
+ * @key, resized and rekeyed incrementally. While a resize is under way,
+ * buckets of @old below @move are already moved to @cur, and every
+ * operation moves a few more, so no single call rehashes the whole table.
+ * @cur is NULL until the caller hands over the first table (see
+ * tw_index_wanted()). See the design comment in wheel.c.
  */
 struct tw_index {
 	struct tw_entry **cur;
@@ -81,7 +85,12 @@ struct tw_index {
 	unsigned int cur_bits;
 	unsigned int old_bits;
 	unsigned long move;		/* next bucket of @old to move */
+	bool old_rekeyed;		/* @old is under @old_key, not @key */
+	bool rekey;			/* a chain grew long: the next table gets a new key */
+	bool grow;			/* ...or, loaded as it is, twice the buckets */
+	unsigned int gen;		/* new keys taken so far */
 	hsiphash_key_t key;
+	hsiphash_key_t old_key;
 };
 
 /**
@@ -124,8 +133,10 @@ static inline bool tw_after(u64 a, u64 b)
 /*
  * Prepare an empty wheel whose clock reads @clk (any value: it wraps).
  * @key keys the id index: ids that collide under one key are no more
- * likely to collide under another, so a caller that keeps its key secret
- * gets chains of random length whatever ids it is given.
+ * likely to collide under another, so a caller that keeps its keys secret
+ * gets chains of random length whatever ids it is given; and since the
+ * index moves to a new key when a chain grows long, no chain exceeds
+ * TW_INDEX_CHAIN_MAX even for ids chosen from what leaks of a key.
  */
 void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key);
 
@@ -139,20 +150,24 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 
 /*
  * Index tables. The index asks for a table of 2^bits buckets when it has
- * none yet, when it is loaded above 2 entries a bucket (to grow) and below
- * one entry in 8 buckets (to shrink, by at most 8 times at once):
- * tw_index_wanted() returns that bits, or 0. The caller allocates the table with tw_index_alloc() in its own
- * context, without the wheel's lock if it likes, and offers it with
- * tw_index_offer() under the lock; the offer is taken if the index still
- * wants exactly that size, else the caller frees the table with
- * tw_index_free(). An index that is not offered a table when it asks
- * keeps working at a higher load, up to 8 entries a bucket, after which
- * tw_add() fails with -ENOMEM. Taken tables are freed by the core.
+ * none yet, when it is loaded above 2 entries a bucket (to grow), below
+ * one entry in 8 buckets (to shrink, by at most 8 times at once), and when
+ * a chain grew long (to move everything under a new key):
+ * tw_index_wanted() returns that bits, or 0. The caller allocates the
+ * table with tw_index_alloc() in its own context, without the wheel's lock
+ * if it likes, and offers it with tw_index_offer() under the lock, with a
+ * fresh secret @key that the index takes if it wants a new one; the offer
+ * is taken if the index still wants exactly that size, else the caller
+ * frees the table with tw_index_free(). An index that is not offered a
+ * table when it asks keeps working at a higher load; tw_add() fails with
+ * -ENOMEM only when the chain the id belongs in is full. Taken tables are
+ * freed by the core.
  */
 unsigned int tw_index_wanted(const struct tw_wheel *w);
 struct tw_entry **tw_index_alloc(unsigned int bits);
 void tw_index_free(struct tw_entry **table);
-bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits);
+bool tw_index_offer(struct tw_wheel *w, struct tw_entry **table, unsigned int bits,
+		    const hsiphash_key_t *key);
 
 /* The live entry for @id, or NULL. O(1). */
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
@@ -162,8 +177,9 @@ struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id);
  * deadline @expires. The caller has checked tw_lookup(w, e->id) == NULL.
  * A deadline at or before the current tick is moved to the next one;
  * any other, however far ahead (below 2^63 ticks), is kept exactly.
- * Returns -ENOMEM only if the index has no table or is overfull (it
- * asked for one in vain); then nothing is linked.
+ * Returns -ENOMEM only if the index has no table or the id's chain is
+ * full (TW_INDEX_CHAIN_MAX, counting what a resize under way will move
+ * into it; the index has then asked for a table); then nothing is linked.
  */
 int tw_add(struct tw_wheel *w, struct tw_entry *e, u64 expires);
 
@@ -215,24 +231,34 @@ struct tw_entry *tw_last_expired(struct tw_wheel *w);
 
 /* The dump of a wheel whose every entry has been listed (see tw_dump()). */
 #define TW_DUMP_END	(~0ULL)
+/* Dump cursors: a position in the key order, below the key's generation. */
+#define TW_DUMP_POS_BITS	56
+#define TW_DUMP_GEN_MASK	0x7fULL
 
 /*
- * List live entries in the order of their index key (63 bits of the
- * keyed hash of the id: fixed for the wheel's life, whatever the index's
- * size), from key *@pos on: fills @out with up to @max entries, in key
+ * List live entries in the order of their dump key under the index's
+ * current hash key (56 bits of keyed hash of the id, the bucket hash on
+ * top: fixed whatever the index's size, until the index takes a new
+ * key), from *@cursor on: fills @out with up to @max entries, in key
  * order, never splitting a group of entries with equal keys, and moves
- * *@pos past them (to TW_DUMP_END once every key has been looked at).
- * Looks at about @budget index buckets at most, so it may fill fewer
- * than @max, or none, before the end. Returns the number filled, or
- * -EOVERFLOW if @max is too small for the first group, or -EINVAL for a
- * *@pos that is no key nor TW_DUMP_END. An entry live throughout a
- * series of calls that pass *@pos on is listed exactly once.
+ * *@cursor past them (to TW_DUMP_END once every key has been looked at).
+ * A cursor is the key position with, in bits 56 to 62, the number of new
+ * keys the index took (modulo 128); 0 begins a dump. Looks at about
+ * @budget index buckets at most, so it may fill fewer than @max, or none,
+ * before the end; while the index moves to a new key it fills none and
+ * moves up to @budget buckets to the new key instead. Returns the number
+ * filled; -EOVERFLOW if @max is too small for the first group; -EINVAL
+ * for a cursor with bit 63 set, but TW_DUMP_END; -ESTALE for one of
+ * another key than the index's; -EAGAIN, the cursor left alone, if a move
+ * to a new key waits for room (a chain it must go into is full). An
+ * entry live throughout a series of calls that pass *@cursor on is listed
+ * exactly once, unless one fails with -ESTALE.
  */
-int tw_dump(struct tw_wheel *w, u64 *pos, struct tw_entry **out, unsigned int max,
+int tw_dump(struct tw_wheel *w, u64 *cursor, struct tw_entry **out, unsigned int max,
 	    unsigned int budget);
 
 /*
- * The dump position just past live entry @e: where a dump that has listed
+ * The dump cursor just past live entry @e: where a dump that has listed
  * @e and every entry before it goes on (TW_DUMP_END past the last key).
  */
 u64 tw_dump_after(const struct tw_wheel *w, const struct tw_entry *e);

@@ -98,7 +98,9 @@ uint64_t twheel_now(clockid_t clockid);
 /*
  * TWHEEL_IOC_DUMP: list up to @count live ids from *@cursor (0 to begin)
  * and move the cursor on. Returns how many were written (maybe 0 before
- * the end), or -errno. The dump is over when *@cursor == TWHEEL_DUMP_END.
+ * the end), or -errno. The dump is over when *@cursor == TWHEEL_DUMP_END;
+ * -ESTALE means the wheel's id index took a new key since the cursor was
+ * returned: begin again from 0.
  */
 int twheel_dump(int fd, struct twheel_dump_entry *entries, unsigned int count,
 		uint64_t *cursor);

@@ -7,8 +7,11 @@
  * order is fixed for the wheel's life; under concurrent adds, cancels,
  * refreshes, expiries and index resizes every id live throughout is
  * listed exactly once and nothing else appears; a signal ends a huge call
- * early without losing the place. Errors: bad cursor, count 0 or above
- * INT_MAX, flags (EINVAL), bad pointers (EFAULT), a buffer cut by an
+ * early without losing the place; a dump begun before the index took a
+ * new key (ids chosen from the dump's order made a chain of it long)
+ * fails with ESTALE and one begun again lists every id once. Errors: bad
+ * cursor, count 0 or above INT_MAX, flags (EINVAL), a cursor of another
+ * count of new keys (ESTALE), bad pointers (EFAULT), a buffer cut by an
  * unmapped page (the whole entries before the fault counted, the cursor
  * past them only, so a retry loses and repeats nothing), EBADFD before
  * setup.
@@ -518,6 +521,101 @@ TEST(dump_before_setup_is_ebadfd)
 	EXPECT_EQ(0, cursor);
 	EXPECT_EQ(JUNK64, e[0].id);
 	close(fd);
+}
+
+/* Bits 56-62 of a cursor: the new keys the wheel's id index took. */
+#define CURSOR_KEYS(c)	(((c) >> 56) & 0x7f)
+
+/* A cursor of another count of new keys than the wheel's: ESTALE, nothing listed. */
+TEST_F(wheel, cursor_of_another_key_is_estale)
+{
+	uint64_t cursor = 1ULL << 56;
+	int err;
+
+	add_ids(_metadata, self, 100);
+	memset(self->buf, JUNK, 4 * ENT);
+	EXPECT_EQ(-1, dump_raw(self->fd, self->buf, &cursor, 4, 0, &err));
+	EXPECT_EQ(ESTALE, err);
+	EXPECT_EQ(1ULL << 56, cursor);
+	EXPECT_EQ(JUNK64, self->buf[0].id);
+	dump_check(_metadata, self, 64);
+}
+
+/*
+ * Ids chosen from the dump's order (add random ones, keep the first the
+ * dump lists, cancel the rest) make a chain of the index long: it takes a
+ * new key, a dump begun before fails with ESTALE, and one begun again
+ * lists every live id once.
+ */
+TEST_F_TIMEOUT(wheel, dump_from_before_a_new_key_is_estale, 240)
+{
+	enum { KEEP = 512, CAND = 8192, ROUNDS = 64 };
+	struct twheel_op *ops = calloc(KEEP + CAND, sizeof(*ops));
+	uint64_t *live = calloc(KEEP + CAND, sizeof(*live)), old = 0, cursor, seed = 0x5eed;
+	unsigned int nlive = 0, i, r, listed;
+	int n;
+
+	ASSERT_TRUE(ops && live);
+	add_ids(_metadata, self, 10);
+	ASSERT_EQ(1, twheel_dump(self->fd, self->buf, 1, &old));
+	ASSERT_EQ(0, CURSOR_KEYS(old));
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < CAND; i++) {
+			live[nlive + i] = rnd_next(&seed) | 1ULL << 63;
+			twheel_prep_add(&ops[i], live[nlive + i], HOUR_NS);
+		}
+		ASSERT_EQ(CAND, twheel_batch(self->fd, ops, CAND));
+		nlive += CAND;
+		/* The first KEEP the dump lists stay; of the ten ids, all. */
+		cursor = 0;
+		listed = 0;
+		while (listed < KEEP && cursor != TWHEEL_DUMP_END) {
+			n = twheel_dump(self->fd, self->buf + listed, KEEP - listed, &cursor);
+			if (n == -ESTALE) {
+				listed = 0;
+				cursor = 0;
+				continue;
+			}
+			ASSERT_LE(0, n);
+			listed += n;
+		}
+		if (cursor != TWHEEL_DUMP_END && CURSOR_KEYS(cursor))
+			break;
+		for (i = 0; i < nlive; i++) {
+			unsigned int j;
+
+			for (j = 0; j < listed && self->buf[j].id != live[i]; j++)
+				;
+			twheel_prep_cancel(&ops[i], live[i]);
+			if (j < listed)
+				ops[i].op = TWHEEL_OP_QUERY;
+		}
+		ASSERT_EQ(nlive, twheel_batch(self->fd, ops, nlive));
+		for (i = nlive = 0; i < listed; i++)
+			if (self->buf[i].id >> 63)
+				live[nlive++] = self->buf[i].id;
+	}
+	TH_LOG("a new key after %u rounds", r + 1);
+	ASSERT_GT(ROUNDS, r) TH_LOG("no new key in %u rounds", ROUNDS);
+	n = twheel_dump(self->fd, self->buf, 4, &old);
+	EXPECT_EQ(-ESTALE, n);
+	/* Again from 0: the ten ids once each (the attacker's are not ours). */
+	memset(self->seen, 0, NR_MILLION);
+	cursor = 0;
+	listed = 0;
+	while (cursor != TWHEEL_DUMP_END) {
+		n = twheel_dump(self->fd, self->buf, 64, &cursor);
+		ASSERT_LE(0, n);
+		for (i = 0; i < (unsigned int)n; i++) {
+			if (self->buf[i].id >> 63)
+				continue;
+			ASSERT_EQ(0, self->seen[index_of(self->buf[i].id)]++);
+			listed++;
+		}
+	}
+	EXPECT_EQ(10, listed);
+	free(ops);
+	free(live);
 }
 
 TEST_F(wheel, cursor_beyond_keys_is_einval)

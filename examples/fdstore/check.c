@@ -211,7 +211,10 @@ static int read_expired(int dir, struct records *r)
 	return 0;
 }
 
-/* Every live id of the wheel, in bounded calls. Returns how many. */
+/*
+ * Every live id of the wheel, in bounded calls; from the start again if the
+ * wheel's id index takes a new key meanwhile. Returns how many.
+ */
 static long long dump(int wfd, struct records *r)
 {
 	struct twheel_dump_entry e[4096];
@@ -221,6 +224,12 @@ static long long dump(int wfd, struct records *r)
 	while (cursor != TWHEEL_DUMP_END) {
 		int got = twheel_dump(wfd, e, 4096, &cursor);
 
+		if (got == -ESTALE) {
+			memset(r->live, 0, (r->nr_ids + 1) * sizeof(*r->live));
+			cursor = 0;
+			n = 0;
+			continue;
+		}
 		if (got < 0) {
 			complain("fdstore: dump: %s\n", strerror(-got));
 			return -1;

@@ -38,6 +38,8 @@ unsigned long tw_host_fail_alloc;
 
 #define NK		1024	/* id space */
 #define NK_SMALL	24	/* ids single operations use: they collide */
+#define NA		256	/* ids of the attacker, chosen with the key */
+#define NK_ALL		(NK + NA)
 
 /* An entry as the fuzzer allocates it: the wheel's part and our key. */
 struct fent {
@@ -57,25 +59,31 @@ static struct {
 	u64 stamp;			/* stamp of the last tw_advance call */
 	u64 last_dl;			/* deadline of the last entry expired */
 	bool cut;			/* the last advance ran out of budget */
-	struct fent *live[NK];		/* NULL if not live */
-	u64 dl[NK];			/* deadline of live[k] */
-	unsigned int list[NK];		/* the live keys, in no order */
-	unsigned int pos[NK];		/* where k is in @list */
+	struct fent *live[NK_ALL];	/* NULL if not live */
+	u64 dl[NK_ALL];			/* deadline of live[k] */
+	unsigned int list[NK_ALL];	/* the live keys, in no order */
+	unsigned int pos[NK_ALL];	/* where k is in @list */
 	unsigned int nr_live;
 	struct fent **q;		/* expired, oldest at q[qh] */
 	size_t qh, qt, qcap;
-	unsigned int lazy[NK];		/* re-arms the lazy hook still grants k */
-	u64 lazy_delta[NK];		/* ... each this far past the deadline */
-	bool lazy_from_target[NK];	/* ... or past the advance's target */
-	u64 lazy_at[NK];		/* tick of the hook's last call for k... */
-	bool lazy_asked[NK];		/* ...if there was one */
+	unsigned int lazy[NK_ALL];	/* re-arms the lazy hook still grants k */
+	u64 lazy_delta[NK_ALL];		/* ... each this far past the deadline */
+	bool lazy_from_target[NK_ALL];	/* ... or past the advance's target */
+	u64 lazy_at[NK_ALL];		/* tick of the hook's last call for k... */
+	bool lazy_asked[NK_ALL];	/* ...if there was one */
 	bool dumping;			/* a dump is under way from dump_pos */
 	u64 dump_pos;
-	bool dump_steady[NK];		/* live at the dump's start, and since */
-	unsigned char dump_seen[NK];
+	unsigned int dump_gen;		/* the index's key at its last step */
+	bool dump_steady[NK_ALL];	/* live at the dump's start, and since */
+	unsigned char dump_seen[NK_ALL];
+	u64 attack_id[NA];		/* id of key NK + i, chosen when added */
+	uint64_t attack_seed;
+	bool starve;			/* every allocation fails meanwhile */
 } m;
 
 static struct tw_wheel w;
+/* What the inputs reached, for the replay's summary. */
+static unsigned long n_stale, n_keys, n_full;
 
 #define FAIL(...) do {							\
 	fprintf(stderr, "fuzz_wheel: line %d: ", __LINE__);		\
@@ -111,6 +119,8 @@ static u64 id_of(unsigned int k)
 
 	if (k < 4)
 		return special[k];
+	if (k >= NK)
+		return m.attack_id[k - NK];
 	return (u64)k * 0x9e3779b97f4a7c15ull;
 }
 
@@ -181,7 +191,7 @@ static bool fuzz_lazy(struct tw_wheel *wh, struct tw_entry *e, u64 stamp, u64 *e
 	struct fent *f = container_of(e, struct fent, e);
 	unsigned int k = f->k;
 
-	REQUIRE(wh == &w && k < NK && m.live[k] == f);
+	REQUIRE(wh == &w && k < NK_ALL && m.live[k] == f);
 	REQUIRE(e->expires == w.clk && m.dl[k] == w.clk);
 	REQUIRE(stamp == m.stamp);
 	REQUIRE(!m.lazy_asked[k] || m.lazy_at[k] != w.clk);
@@ -195,32 +205,59 @@ static bool fuzz_lazy(struct tw_wheel *wh, struct tw_entry *e, u64 stamp, u64 *e
 	return true;
 }
 
-/* One step of a dump: start one if none is under way, finish it at the end. */
+/* Begin a dump: what is live now is what it must list. */
+static void dump_begin(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < NK_ALL; k++) {
+		m.dump_steady[k] = m.live[k] != NULL;
+		m.dump_seen[k] = 0;
+	}
+	m.dump_pos = 0;
+	m.dump_gen = w.index.gen;
+	m.dumping = true;
+}
+
+/*
+ * One step of a dump: start one if none is under way, finish it at the
+ * end, start over if the index took a new key since it began.
+ */
 static void op_dump(void)
 {
 	struct tw_entry *out[8];
 	unsigned int max = 1 + get(1) % 8, budget = get(1) % 5, k;
+	u64 before;
 	int n, i;
 
-	if (!m.dumping) {
-		for (k = 0; k < NK; k++) {
-			m.dump_steady[k] = m.live[k] != NULL;
-			m.dump_seen[k] = 0;
-		}
-		m.dump_pos = 0;
-		m.dumping = true;
-	}
+	if (!m.dumping)
+		dump_begin();
+	before = m.dump_pos;
 	n = tw_dump(&w, &m.dump_pos, out, max, budget);
+	if (n == -ESTALE) {
+		REQUIRE(w.index.gen != m.dump_gen && m.dump_pos == before);
+		n_stale++;
+		dump_begin();
+		return;
+	}
+	if (n == -EAGAIN) {
+		/* A move to a new key waits for room in a full chain. */
+		REQUIRE(w.index.old && w.index.old_rekeyed && m.dump_pos == before);
+		return;
+	}
 	REQUIRE(n >= 0 && n <= (int)max);
+	m.dump_gen = w.index.gen;
+	REQUIRE(m.dump_pos == TW_DUMP_END ||
+		m.dump_pos >> TW_DUMP_POS_BITS == (w.index.gen & TW_DUMP_GEN_MASK));
 	for (i = 0; i < n; i++) {
 		struct fent *f = container_of(out[i], struct fent, e);
 
-		REQUIRE(f->k < NK && m.live[f->k] == f);
+		REQUIRE(f->k < NK_ALL && m.live[f->k] == f);
 		REQUIRE(++m.dump_seen[f->k] == 1);
 	}
 	if (m.dump_pos != TW_DUMP_END)
 		return;
-	for (k = 0; k < NK; k++)
+	for (k = 0; k < NK_ALL; k++)
 		if (m.dump_steady[k])
 			REQUIRE(m.dump_seen[k] == 1);
 	m.dumping = false;
@@ -234,6 +271,21 @@ static void q_push(struct fent *f)
 		REQUIRE(m.q);
 	}
 	m.q[m.qt++] = f;
+}
+
+static unsigned int chain_len(const struct tw_entry *e)
+{
+	unsigned int n = 0;
+
+	for (; e; e = e->hnext)
+		n++;
+	return n;
+}
+
+/* The bucket of the current table that @id belongs in. */
+static unsigned long bucket_of(u64 id)
+{
+	return hsiphash_2u32((u32)id, id >> 32, &w.index.key) >> (32 - w.index.cur_bits);
 }
 
 static void op_add(unsigned int k, bool fault)
@@ -252,12 +304,18 @@ static void op_add(unsigned int k, bool fault)
 	memset(f, 0xa5, sizeof(*f));	/* the wheel must set what it uses */
 	f->e.id = id_of(k);
 	f->k = k;
-	if (fault)
+	if (m.starve)
+		tw_host_fail_alloc = ULONG_MAX;
+	else if (fault)
 		tw_host_fail_alloc = 1 + get(1) % 3;
 	ret = tw_test_add(&w, &f->e, want);
 	tw_host_fail_alloc = 0;
 	if (ret) {
-		REQUIRE(fault && ret == -ENOMEM);
+		/* With no table yet, or into a full chain, and only then. */
+		REQUIRE(ret == -ENOMEM);
+		REQUIRE(!w.index.cur || chain_len(w.index.cur[bucket_of(f->e.id)]) ==
+					TW_INDEX_CHAIN_MAX);
+		n_full += w.index.cur != NULL;
 		REQUIRE(tw_lookup(&w, f->e.id) == NULL);
 		free(f);
 		return;
@@ -300,6 +358,40 @@ static void op_remove(unsigned int k, bool fault)
 	free(f);
 }
 
+/*
+ * The attacker who knows the current key: up to 20 ids that share one
+ * bucket of the current table, or of one 8 or 64 times smaller (a shrink
+ * would merge them), so that chains fill, a new key is asked for, and
+ * shrinks meet groups too full to merge; with @starve, while no table can
+ * be allocated, so that chains fill up. About 2^bits tries an id.
+ */
+static void op_attack(bool starve)
+{
+	unsigned int n = 1 + get(1) % 20, bits, b, i, k = 0;
+
+	if (!w.index.cur)
+		return;
+	bits = w.index.cur_bits - (get(1) % 3) * 3;
+	if (bits < 4 || bits > w.index.cur_bits)
+		bits = 4;
+	b = get(1) % (1u << bits);
+	m.attack_seed += get(2);
+	for (i = 0; i < n; i++) {
+		while (k < NA && m.live[NK + k])
+			k++;
+		if (k == NA)
+			return;
+		/* Another id in this slot: one the dump under way has not seen. */
+		m.attack_id[k] = tw_test_id_in_bucket(&w.index.key, bits, b, &m.attack_seed);
+		m.dump_seen[NK + k] = 0;
+		m.starve = starve;
+		if (!tw_lookup(&w, m.attack_id[k]))
+			op_add(NK + k, false);
+		m.starve = false;
+		k++;
+	}
+}
+
 /* One tw_advance() call to @target; check what it expired. */
 static bool advance_once(u64 target, unsigned int budget)
 {
@@ -330,7 +422,7 @@ static bool advance_once(u64 target, unsigned int budget)
 		struct fent *f = container_of(e, struct fent, e);
 		unsigned int k = f->k;
 
-		REQUIRE(k < NK && m.live[k] == f);
+		REQUIRE(k < NK_ALL && m.live[k] == f);
 		REQUIRE(e->id == id_of(k) && e->expires == m.dl[k]);
 		REQUIRE(e->stamp == m.stamp);
 		/* Never early; in order, across calls too. */
@@ -469,9 +561,11 @@ static void check(bool full)
 		if (i == 0 || rel(m.dl[k]) < rel(min))
 			min = m.dl[k];
 	}
-	for (k = 0; full && k < NK; k++)
-		if (!m.live[k])
+	for (k = 0; full && k < NK_ALL; k++)
+		if (!m.live[k] && (k < NK || m.attack_id[k - NK]))
 			REQUIRE(tw_lookup(&w, id_of(k)) == NULL);
+	if (full)
+		REQUIRE(tw_test_longest_chain(&w) <= TW_INDEX_CHAIN_MAX);
 
 	any = tw_next_event(&w, &t);
 	REQUIRE(any == (m.nr_live > 0));
@@ -491,6 +585,10 @@ static void reset(void)
 	m.stamp = 0;
 	memset(m.lazy, 0, sizeof(m.lazy));
 	memset(m.lazy_asked, 0, sizeof(m.lazy_asked));
+	memset(m.attack_id, 0, sizeof(m.attack_id));
+	m.attack_seed = 1;
+	m.starve = false;
+	tw_test_keys_given = 0;
 	m.dumping = false;
 }
 
@@ -536,7 +634,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (in.n && nops++ < 2000) {
 		unsigned int op = get(1), k = get(1) % NK_SMALL, i, n;
 
-		switch (op % 18) {
+		switch (op % 19) {
 		case 0: case 1: case 2:
 			op_add(k, false);
 			break;
@@ -590,6 +688,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 17:
 			op_dump();
 			break;
+		case 18:
+			op_attack(op & 0x80);
+			break;
 		default:
 			REQUIRE(tw_lookup(&w, id_of(k)) ==
 				(m.live[k] ? &m.live[k]->e : NULL));
@@ -599,6 +700,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(m.nr_live < 64 || nops % 64 == 0);
 	}
 	check(true);
+	n_keys += w.index.gen;
 	expected = m.nr_live + (m.qt - m.qh);
 	tw_destroy(&w, release, &released);
 	REQUIRE(released == expected);
@@ -658,7 +760,8 @@ int main(int argc, char **argv)
 		closedir(d);
 	}
 	free(m.q);
-	printf("fuzz_replay: %lu inputs replayed, no difference\n", replayed);
+	printf("fuzz_replay: %lu inputs replayed, no difference (%lu new keys, %lu dumps restarted, %lu adds refused by full chains)\n",
+	       replayed, n_keys, n_stale, n_full);
 	return 0;
 }
 #endif

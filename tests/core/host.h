@@ -2,17 +2,20 @@
 /*
  * The few kernel helpers kmod/wheel.c uses, for building it into host
  * programs (unit tests, fuzzer, benchmark). Semantics follow the kernel's
- * include/linux/list.h, siphash.h and bitops.h; only what wheel.c needs.
+ * include/linux/list.h, siphash.h and bitops.h; only what wheel.c needs
+ * (memset and ULONG_MAX come from the C library's headers).
  */
 #ifndef TWHEEL_HOST_H
 #define TWHEEL_HOST_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef uint64_t u64;
 typedef int64_t s64;

@@ -729,14 +729,15 @@ static int test_chosen_ids_spread_over_the_keyed_index(void)
 
 /*
  * The core never allocates: with every allocation failing and no table
- * offered, adds go on up to 8 a bucket, removes and expiry never fail.
+ * offered, adds go on until their chain is full, removes and expiry
+ * never fail.
  */
 static int test_core_never_allocates(void)
 {
 	enum { N = 2000 };
 	struct tw_entry *ents = calloc(N, sizeof(*ents));
 	struct tw_wheel w;
-	unsigned int i, added = 0;
+	unsigned int i, added = 0, removed = 0;
 
 	CHECK(ents);
 	tw_init(&w, 0, &tw_test_key);
@@ -744,24 +745,37 @@ static int test_core_never_allocates(void)
 	/* A table of another size than the one asked for is refused. */
 	{
 		struct tw_entry **t = tw_index_alloc(7);
+		hsiphash_key_t key = tw_test_next_key();
 
-		CHECK(t && !tw_index_offer(&w, t, 7));
+		CHECK(t && !tw_index_offer(&w, t, 7, &key));
 		tw_index_free(t);
 	}
 	CHECK(tw_test_prepare(&w) == 0 && tw_index_wanted(&w) == 0);
 	tw_host_fail_alloc = ULONG_MAX;
 	for (i = 0; i < N; i++) {
 		ents[i].id = i;
-		if (tw_add(&w, &ents[i], 1 + i % 50) == 0)
+		if (tw_add(&w, &ents[i], 1 + i % 50) == 0) {
 			added++;
+			continue;
+		}
+		/* Refused only into a full chain: 64 buckets of at most 16. */
+		CHECK(tw_lookup(&w, i) == NULL);
+		CHECK(tw_test_longest_chain(&w) == TW_INDEX_CHAIN_MAX);
 	}
-	/* 64 buckets, 8 a bucket. */
-	CHECK(added == 512 && tw_index_wanted(&w) == 7);
-	for (i = 0; i < added; i += 2)
-		tw_remove(&w, &ents[i]);
-	CHECK(advance_all(&w, 50) && w.nr_expired == added / 2 && w.nr_live == 0);
+	CHECK(added > 512 && added <= 64 * TW_INDEX_CHAIN_MAX && tw_index_wanted(&w) == 7);
+	CHECK(tw_test_longest_chain(&w) == TW_INDEX_CHAIN_MAX);
+	for (i = 0; i < N; i++) {
+		if (tw_lookup(&w, i) != &ents[i])
+			continue;
+		if (removed * 2 < added)
+			tw_remove(&w, &ents[i]);
+		removed++;
+	}
+	CHECK(removed == added);
+	removed = (added + 1) / 2;
+	CHECK(advance_all(&w, 50) && w.nr_expired == added - removed && w.nr_live == 0);
 	tw_host_fail_alloc = 0;
-	CHECK(drain_free_none(&w) == added / 2);
+	CHECK(drain_free_none(&w) == added - removed);
 	tw_destroy(&w, release_none, NULL);
 	free(ents);
 	return 0;
@@ -964,6 +978,8 @@ static int test_destroy_releases_every_entry_once(void)
 	for (i = 0; i < N; i++)
 		CHECK(count[i] == 1);
 	CHECK(w.nr_live == 0 && w.nr_expired == 0);
+	/* The same key: what a dump's cursor was made under still holds. */
+	CHECK(!memcmp(&w.index.key, &tw_test_key, sizeof(tw_test_key)));
 	CHECK(tw_pop_expired(&w) == NULL && tw_lookup(&w, 5) == NULL);
 	/* Reusable after destroy. */
 	CHECK(add_id(&w, 5, w.clk + 3));
@@ -1263,6 +1279,241 @@ static int test_index_shrinks_in_steps_to_the_smallest(void)
 	return 0;
 }
 
+/*
+ * The strongest attacker knows the key: ids that all share one bucket.
+ * First with the key the wheel started with (what a dump of it leaks):
+ * the chain that grows asks for a new key, the ids spread over it, and
+ * every add succeeds. Then with each key the index takes, known at once:
+ * adds may fail, chains never grow past TW_INDEX_CHAIN_MAX, through the
+ * rehashes, and every id added is found.
+ */
+static int test_chain_bound_holds_for_ids_in_one_bucket(void)
+{
+	enum { N = 2000, ROUNDS = 12, PER = 300, ALL = N + ROUNDS * PER };
+	struct tw_entry *ents = calloc(ALL, sizeof(*ents));
+	unsigned int i, r, n = 0, failed = 0, longest = 0, gen0;
+	uint64_t seed = 7;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < N; i++, n++) {
+		ents[n].id = tw_test_id_in_bucket(&tw_test_key, 12, 0, &seed);
+		CHECK(tw_test_add(&w, &ents[n], 1 + i % 3000) == 0);
+		if (tw_test_longest_chain(&w) > longest)
+			longest = tw_test_longest_chain(&w);
+		CHECK(longest <= TW_INDEX_CHAIN_MAX);
+	}
+	CHECK(w.index.gen >= 1);
+	gen0 = w.index.gen;
+	for (r = 0; r < ROUNDS; r++) {
+		hsiphash_key_t key = w.index.key;
+		unsigned int bits = w.index.cur_bits;
+
+		for (i = 0; i < PER; i++) {
+			ents[n].id = tw_test_id_in_bucket(&key, bits, r, &seed);
+			if (tw_test_add(&w, &ents[n], 1 + i % 3000)) {
+				CHECK(tw_lookup(&w, ents[n].id) == NULL);
+				failed++;
+			} else {
+				n++;
+			}
+			CHECK(tw_test_longest_chain(&w) <= TW_INDEX_CHAIN_MAX);
+		}
+	}
+	printf("# %u ids in one bucket, then %u rounds of %u under each new key: %u new keys, %u adds failed, longest chain %u\n",
+	       N, ROUNDS, PER, w.index.gen, failed, longest);
+	CHECK(w.index.gen > gen0 && w.nr_live == n);
+	for (i = 0; i < n; i++)
+		CHECK(tw_lookup(&w, ents[i].id) == &ents[i]);
+	CHECK(advance_all(&w, 3000) && w.nr_expired == n && w.nr_live == 0);
+	CHECK(drain_free_none(&w) == n);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
+ * Ids chosen so that the 8 buckets one shrink would merge hold 48 of
+ * them: the shrink turns back when it meets them, and the index moves to
+ * a new key and shrinks then. No chain ever exceeds the bound.
+ */
+static int test_shrink_turns_back_from_chosen_groups(void)
+{
+	enum { FILL = 8000, CHOSEN = 48 };
+	struct tw_entry *ents = calloc(FILL + CHOSEN, sizeof(*ents));
+	unsigned int i, bits, gen, longest = 0;
+	uint64_t seed = 11;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < FILL; i++) {
+		ents[i].id = (u64)i * 0x9e3779b97f4a7c15ull;
+		CHECK(tw_test_add(&w, &ents[i], 5000) == 0);
+	}
+	while (w.index.old)
+		tw_lookup(&w, 0);
+	bits = w.index.cur_bits;
+	gen = w.index.gen;
+	CHECK(bits == 12);
+	/* 6 a bucket in buckets 0..7: one bucket once 8 times fewer. */
+	for (i = 0; i < CHOSEN; i++) {
+		ents[FILL + i].id = tw_test_id_in_bucket(&w.index.key, bits, i % 8, &seed);
+		CHECK(tw_test_add(&w, &ents[FILL + i], 5000) == 0);
+	}
+	CHECK(w.index.gen == gen && tw_test_longest_chain(&w) < 14);
+	for (i = 0; i < FILL; i++) {
+		tw_remove(&w, &ents[i]);
+		CHECK(tw_test_prepare(&w) == 0);
+		if (tw_test_longest_chain(&w) > longest)
+			longest = tw_test_longest_chain(&w);
+	}
+	for (i = 0; i < 100000 && (w.index.old || w.index.cur_bits >= bits); i++) {
+		CHECK(tw_lookup(&w, ents[FILL + i % CHOSEN].id) == &ents[FILL + i % CHOSEN]);
+		CHECK(tw_test_prepare(&w) == 0);
+		if (tw_test_longest_chain(&w) > longest)
+			longest = tw_test_longest_chain(&w);
+	}
+	printf("# shrink of 2^%u with %u chosen ids in one group: now 2^%u, %u new keys, longest chain %u\n",
+	       bits, CHOSEN, w.index.cur_bits, w.index.gen - gen, longest);
+	CHECK(longest <= TW_INDEX_CHAIN_MAX && w.index.gen > gen);
+	CHECK(!w.index.old && w.index.cur_bits < bits);
+	for (i = 0; i < CHOSEN; i++)
+		CHECK(tw_lookup(&w, ents[FILL + i].id) == &ents[FILL + i]);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
+ * Dumps in small steps while the strongest attacker makes the index take
+ * new keys and other ids come and go: a cursor from before a new key is
+ * refused (-ESTALE) and the dump starts over; a dump that reaches the end
+ * lists every id live throughout it exactly once, and no dump lists an id
+ * twice. The attacker also fills chains that a move to a new key must go
+ * into, which makes the move wait (-EAGAIN) until it removes its ids.
+ */
+static int test_dump_lists_each_steady_id_once_across_rehashes(void)
+{
+	enum { STEADY = 3000, CHURN = 4000, ATTACK = 2000, MAXOUT = 5 };
+	struct tw_entry *ents = calloc(STEADY + CHURN + ATTACK, sizeof(*ents));
+	unsigned char *seen = calloc(STEADY + CHURN + ATTACK, 1), in[CHURN + ATTACK];
+	unsigned int i, c = 0, a = 0, calls = 0, restarts = 0, done = 0, waits = 0;
+	struct tw_entry *out[MAXOUT];
+	uint64_t seed = 13;
+	struct tw_wheel w;
+	u64 cursor = 0;
+
+	CHECK(ents && seen);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < STEADY; i++) {
+		ents[i].id = (u64)i * 0x0e217c1e66c88cc3ull;
+		CHECK(tw_test_add(&w, &ents[i], 1 + i % 5000) == 0);
+	}
+	while (done < 3) {
+		int n = tw_dump(&w, &cursor, out, 1 + calls % MAXOUT, 1 + calls % 7), j;
+
+		CHECK(calls++ < 1000000);
+		if (n == -ESTALE) {
+			restarts++;
+			memset(seen, 0, STEADY + CHURN + ATTACK);
+			cursor = 0;
+		} else if (n == -EAGAIN) {
+			waits++;
+		} else {
+			CHECK(n >= 0);
+		}
+		for (j = 0; j < n; j++) {
+			unsigned int k = out[j] - ents;
+
+			CHECK(k < STEADY + CHURN + ATTACK && tw_lookup(&w, out[j]->id) == out[j]);
+			CHECK(++seen[k] == 1);
+		}
+		if (cursor == TW_DUMP_END) {
+			for (i = 0; i < STEADY; i++)
+				CHECK(seen[i] == 1);
+			done++;
+			memset(seen, 0, STEADY + CHURN + ATTACK);
+			cursor = 0;
+		}
+		/* Churn: an add may find its chain filled by the attacker. */
+		if (c < CHURN) {
+			ents[STEADY + c].id = (1ull << 63) | c;
+			in[c] = !tw_test_add(&w, &ents[STEADY + c], 1 + c % 7000);
+		} else if (in[c - CHURN]) {
+			tw_remove(&w, &ents[STEADY + c - CHURN]);
+			CHECK(tw_test_prepare(&w) == 0);
+		}
+		c = (c + 1) % (2 * CHURN);
+		/* Ids of one bucket of the key of the moment; then none. */
+		if (a < ATTACK && calls % 3 == 0) {
+			struct tw_entry *e = &ents[STEADY + CHURN + a];
+
+			e->id = tw_test_id_in_bucket(&w.index.key, w.index.cur_bits, 1, &seed);
+			in[CHURN + a] = !tw_test_add(&w, e, 1 + a % 9000);
+			if (++a == ATTACK)
+				for (i = 0; i < ATTACK; i++)
+					if (in[CHURN + i])
+						tw_remove(&w, &ents[STEADY + CHURN + i]);
+		}
+	}
+	printf("# %u dump calls, %u restarts after new keys (%u in all), %u waits, 3 dumps done\n",
+	       calls, restarts, w.index.gen, waits);
+	CHECK(restarts > 0 && w.index.gen > 0);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	free(seen);
+	return 0;
+}
+
+/*
+ * A dump cursor names the key it was made under: one of another key is
+ * refused with -ESTALE before anything is listed, 0 always begins.
+ */
+static int test_cursor_of_another_key_is_estale(void)
+{
+	enum { N = 100 };
+	struct tw_entry ents[N], *out[4];
+	struct tw_wheel w;
+	uint64_t seed = 17;
+	unsigned int i;
+	u64 cursor = 0, stale;
+
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 10) == 0);
+	}
+	CHECK(tw_dump(&w, &cursor, out, 4, 1000) == 4 && cursor >> TW_DUMP_POS_BITS == 0);
+	stale = cursor;
+	cursor = 1ULL << TW_DUMP_POS_BITS;
+	CHECK(tw_dump(&w, &cursor, out, 4, 1000) == -ESTALE && cursor == 1ULL << TW_DUMP_POS_BITS);
+	/* The attacker with the key makes the index take a new one. */
+	for (i = 0; w.index.gen == 0 && i < 64; i++) {
+		struct tw_entry *e = ent_new(tw_test_id_in_bucket(&w.index.key, w.index.cur_bits,
+								   0, &seed));
+
+		if (tw_test_add(&w, e, 10))
+			free(e);
+		tw_test_prepare(&w);
+	}
+	CHECK(w.index.gen == 1);
+	cursor = stale;
+	CHECK(tw_dump(&w, &cursor, out, 4, 1000) == -ESTALE && cursor == stale);
+	cursor = 0;
+	do {
+		int n = tw_dump(&w, &cursor, out, 4, 1000);
+
+		CHECK(n >= 0 || n == -EAGAIN);
+	} while (cursor != TW_DUMP_END && (cursor >> TW_DUMP_POS_BITS) == 1);
+	CHECK(cursor == TW_DUMP_END);
+	for (i = 0; i < N; i++)
+		tw_remove(&w, &ents[i]);
+	wheel_free(&w);
+	return 0;
+}
+
 static const struct {
 	int (*fn)(void);
 	const char *name;
@@ -1288,6 +1539,10 @@ static const struct {
 	T(chosen_ids_spread_over_the_keyed_index),
 	T(mass_expiry_then_readd_of_4m_fails_none),
 	T(index_shrinks_in_steps_to_the_smallest),
+	T(chain_bound_holds_for_ids_in_one_bucket),
+	T(shrink_turns_back_from_chosen_groups),
+	T(dump_lists_each_steady_id_once_across_rehashes),
+	T(cursor_of_another_key_is_estale),
 	T(core_never_allocates),
 	T(dump_of_empty_wheel_ends_at_once),
 	T(dump_lists_each_steady_id_once_across_resizes),

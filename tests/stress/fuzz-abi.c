@@ -30,8 +30,9 @@
  *  - read: events for ids we use, on the grid, with plausible times;
  *  - TWHEEL_IOC_DUMP: cursor semantics (0 begins, only the cursor field is
  *    written, it moves forward, TWHEEL_DUMP_END ends, any other value of
- *    bit 63 is EINVAL), every entry an id we use, listed once per cursor
- *    chain, deadline on the grid and plausible, slot TWHEEL_SLOT_NONE or
+ *    bit 63 is EINVAL, one with another count of new keys in bits 56-62
+ *    than the wheel's is ESTALE), every entry an id we use, listed once
+ *    per cursor chain, deadline on the grid and plausible, slot TWHEEL_SLOT_NONE or
  *    below the table's size, pad 0, nothing past the count;
  *  - mmap of the wheel: the result the uapi and mmap(2) document for the
  *    wheel's state (EBADFD before setup, ENODEV without a table, EINVAL
@@ -82,6 +83,12 @@
 #define CHECK_LEN	256		/* bytes checked around a struct */
 #define SLOTS_PER_PAGE	(PAGE / 8)
 #define KEY_LIMIT	(1ULL << 63)	/* dump cursors are keys below it, or the end */
+/*
+ * Bits 56-62 of a cursor: the new keys its wheel's id index took. The
+ * wheels here hold at most NIDS ids, too few for a chain long enough to
+ * make one take a new key: 0 throughout.
+ */
+#define CURSOR_KEYS(c)	((c) >> 56)
 
 enum { R_ERRNO, R_OPFIELD, R_STRAY, R_EVENT, R_KPTR, R_CHILD, R_USABLE, R_DUMP, R_MMAP,
        R_TABLE, R_TOUCH, R_NR };
@@ -730,7 +737,7 @@ static void do_op(void)
 
 static void do_batch(void)
 {
-	static const int errs[] = { EBADFD, EFAULT, EINVAL };
+	static const int errs[] = { EBADFD, EFAULT, EINVAL, ESTALE };
 	static const uint32_t counts[] = { 0, 1, 2, 16, 17, 33, 0xffffffffU, 0x80000000U,
 					   0x7fffffffU, 1000 };
 	const uint32_t cap = BATCH_PAGES * PAGE / sizeof(struct twheel_op);
@@ -857,7 +864,7 @@ static void do_read(void)
 
 static void do_refresh_ids(void)
 {
-	static const int errs[] = { EBADFD, EFAULT, EINVAL };
+	static const int errs[] = { EBADFD, EFAULT, EINVAL, ESTALE };
 	static const uint32_t counts[] = { 0, 1, 2, 31, 32, 33, 64, 0x7fffffffU, 0x80000000U,
 					   0xffffffffU };
 	const uint32_t cap = BATCH_PAGES * PAGE / 8, room = 2 * PAGE / 8;
@@ -1082,7 +1089,7 @@ static uint64_t pick_cursor(struct wstate *s, int *chained)
 
 static void do_dump(void)
 {
-	static const int errs[] = { EBADFD, EFAULT, EINVAL };
+	static const int errs[] = { EBADFD, EFAULT, EINVAL, ESTALE };
 	static const uint32_t counts[] = { 0, 1, 2, 15, 16, 17, 64, 0x7fffffffU, 0x80000000U,
 					   0xffffffffU };
 	const size_t esz = sizeof(struct twheel_dump_entry);
@@ -1131,7 +1138,7 @@ static void do_dump(void)
 	err = errno;
 	t1 = wclock(w);
 	calls++;
-	check_errno(ret, err, errs, 3, "DUMP");
+	check_errno(ret, err, errs, 4, "DUMP");
 	if (!w->setup) {
 		if (ret != -1 || err != EBADFD)
 			report(R_DUMP, "DUMP before setup returned %ld errno %d, uapi says EBADFD",
@@ -1166,6 +1173,14 @@ static void do_dump(void)
 			s->chain_on = 0;
 		return;
 	}
+	if (args.cursor && args.cursor != TWHEEL_DUMP_END && CURSOR_KEYS(args.cursor)) {
+		if (ret != -1 || err != ESTALE)
+			report(R_DUMP, "DUMP from cursor %#llx of another key returned %ld errno %d, uapi says ESTALE",
+			       (unsigned long long)args.cursor, ret, ret < 0 ? err : 0);
+		if (chained)
+			s->chain_on = 0;
+		return;
+	}
 	if (ret < 0) {
 		/* EFAULT only: entries that cannot be written. */
 		if (err != EFAULT || ekind == P_VALID)
@@ -1183,7 +1198,8 @@ static void do_dump(void)
 		report(R_DUMP, "DUMP from the end returned %ld, cursor %#llx", n,
 		       (unsigned long long)ua->cursor);
 	if (ua->cursor != TWHEEL_DUMP_END &&
-	    (ua->cursor >= KEY_LIMIT || ua->cursor < args.cursor || (n && ua->cursor == args.cursor)))
+	    (ua->cursor >= KEY_LIMIT || CURSOR_KEYS(ua->cursor) || ua->cursor < args.cursor ||
+	     (n && ua->cursor == args.cursor)))
 		report(R_DUMP, "DUMP moved the cursor from %#llx to %#llx listing %ld",
 		       (unsigned long long)args.cursor, (unsigned long long)ua->cursor, n);
 	n_dumps_ok++;

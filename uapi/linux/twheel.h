@@ -147,8 +147,11 @@ enum twheel_op_code {
  *		ENOENT (REFRESH without ADD_IF_ABSENT, CANCEL or QUERY of an
  *		id that is not live; ADD never answers it), ENOSPC (the
  *		wheel's cap, its user's limit over all of the user's wheels,
- *		or the module's, was reached), ENOMEM, EINVAL (bad op,
- *		flags, slot or timeout).
+ *		or the module's, was reached), ENOMEM (no memory for the
+ *		entry or the id index; or ids chosen to collide filled the
+ *		chain of the index the id belongs in, until the index takes
+ *		a new key: see TWHEEL_IOC_DUMP), EINVAL (bad op, flags,
+ *		slot or timeout).
  * @slot:	in, with TWHEEL_OPF_TOUCH: a touch slot below the table's
  *		touch_slots, or TWHEEL_SLOT_NONE. Must be 0 otherwise.
  *
@@ -278,14 +281,18 @@ struct twheel_dump_entry {
  * struct twheel_dump_args - argument of TWHEEL_IOC_DUMP
  * @entries:	user pointer to an array of @count struct twheel_dump_entry.
  * @cursor:	in/out: 0 to begin; the value the previous call left to go
- *		on; TWHEEL_DUMP_END once every id has been listed. A value
- *		no call can leave (2^63 or more, but TWHEEL_DUMP_END) is
- *		EINVAL; any other is taken as a position in the order.
+ *		on; TWHEEL_DUMP_END once every id has been listed. Bits 0 to
+ *		55 are a position in the order, bits 56 to 62 the number of
+ *		new keys the wheel's id index took (see "New keys" below),
+ *		modulo 128; bit 63 is set only in TWHEEL_DUMP_END. A value
+ *		with bit 63 set, but TWHEEL_DUMP_END, is EINVAL; one of another
+ *		count of new keys than the wheel's (but 0) is ESTALE; any
+ *		other is taken as a position in the order.
  * @count:	room in @entries, at least 1 (at most INT_MAX).
  * @flags:	must be 0.
  *
- * Lists live ids (not expired ones waiting to be read) in an order fixed
- * for the wheel's life, up to @count per call, and moves @cursor past
+ * Lists live ids (not expired ones waiting to be read) in the order of a
+ * keyed hash of the id, up to @count per call, and moves @cursor past
  * them; returns how many were written, which may be fewer than @count
  * (even 0) before the end. Call again with the cursor until it reads
  * TWHEEL_DUMP_END. The wheel is locked only briefly at a time, so a dump
@@ -295,14 +302,30 @@ struct twheel_dump_entry {
  * Under concurrent operations and expiries, every id live from the
  * dump's first call to its last is listed exactly once, with its deadline
  * at the time it was listed; ids added or removed in the meantime may be
- * listed or not, but no id is ever listed twice in one dump. If @entries faults part-way, the ids
- * copied before the fault are counted and the cursor moved past them
- * only (EFAULT if none).
+ * listed or not, but no id is ever listed twice in one dump. If @entries
+ * faults part-way, the ids copied before the fault are counted and the
+ * cursor moved past them only (EFAULT if none).
  *
- * Ids are listed in the order of a keyed hash. Ids that share one hash
- * position are listed in one call; a @count too small for such a group
- * (two ids colliding on 63 bits of SipHash: in practice never) fails with
- * EOVERFLOW.
+ * New keys. The order is that of the secret key of the wheel's id index,
+ * the same however the index grows or shrinks; the order tells which ids
+ * share a bucket of the index, so it leaks what a user needs to collect
+ * ids that collide. Whatever leaks, no chain of the index holds more
+ * than 16 ids: one that grows long makes the index move every id to a
+ * new key, which changes the order. A call with a cursor returned before
+ * that fails with ESTALE (nothing is listed and the cursor is left as
+ * it was): begin again from 0, and drop what the failed dump listed, or
+ * keep it and take ids that come twice. Ids that do not collide on
+ * purpose practically never cause a new key (less than once in a
+ * thousand fills of a wheel of 16M ids). While the ids move to a new key a call may
+ * return 0 with the cursor where it was; call again. The count in the
+ * cursor is modulo 128: a dump that lets a multiple of 128 new keys pass
+ * between two of its calls is not told (only ids chosen to collide can
+ * cause so many).
+ *
+ * Ids that share one position (56 bits of SipHash) are listed in one
+ * call; a @count too small for such a group fails with EOVERFLOW (two
+ * ids of random hashes share one in about one wheel of 16M ids in 500,
+ * and then only a @count of 1 is too small).
  */
 struct twheel_dump_args {
 	__u64 entries;
