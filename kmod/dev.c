@@ -34,9 +34,9 @@
  * expiry work allocates nothing.
  *
  * Nothing a user can drive keeps a CPU for long: the work yields every
- * TWHEEL_ADVANCE_BUDGET entries, a batch, a read and a release every
- * chunk, and the id index is keyed and bounds its chains (wheel.c), so
- * chosen ids cost what random ones do.
+ * TWHEEL_ADVANCE_BUDGET entries (index chain steps counted in), a batch,
+ * a read and a release every chunk, and the id index is keyed and bounds
+ * its chains (wheel.c), so chosen ids cost what random ones do.
  *
  * Locking:
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
@@ -85,7 +85,10 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-/* Entries the work moves per run before it yields the CPU and requeues. */
+/*
+ * Work per run before the work yields the CPU and requeues: entries
+ * moved, and index chain steps (see tw_advance()).
+ */
 #define TWHEEL_ADVANCE_BUDGET	4096
 /* Operations of a batch copied in and out at a time (on the stack). */
 #define TWHEEL_BATCH_CHUNK	16

@@ -114,7 +114,8 @@
  *					moves up to 64 buckets or 8 entries,
  *					an add the up to 8 buckets of its chain
  *	next event			O(TW_LEVELS)
- *	advance to T			O(entries expired + entries cascaded)
+ *	advance to T			O(entries expired + entries cascaded),
+ *					chain links counted in its budget
  *	dump, one call			O(budget) buckets, chains bounded
  *	memory				40 bytes an entry + 4 to 8 bytes of
  *					index (up to 16 after a new key)
@@ -197,13 +198,14 @@ void tw_index_free(struct tw_entry **table)
 	kvfree(table);
 }
 
-/* Entries of the chain from @e on. */
-static unsigned int tw_chain_len(const struct tw_entry *e)
+/* Entries of the chain from @e on; counting them is index work too. */
+static unsigned int tw_chain_len(struct tw_index *ix, const struct tw_entry *e)
 {
 	unsigned int n = 0;
 
 	for (; e; e = e->hnext)
 		n++;
+	ix->steps += n;
 	return n;
 }
 
@@ -286,6 +288,12 @@ static void tw_index_turn_back(struct tw_index *ix)
 	ix->rekey = true;
 }
 
+/* Entries moved so far, and looked-at buckets, are steps of index work. */
+static void tw_index_moved(struct tw_index *ix, unsigned long moved, unsigned long looked)
+{
+	ix->steps += moved + looked / 8;
+}
+
 /*
  * Move bucket @o of the old table, under the same key: its entries go to
  * the buckets its hash bits name, which a grow leaves at most as long as
@@ -318,9 +326,9 @@ static long tw_index_merge(struct tw_index *ix, unsigned long first)
 	unsigned int shift = ix->old_bits - ix->cur_bits, n;
 	unsigned long o, end = first + (1UL << shift), moved = 0;
 
-	n = tw_chain_len(ix->cur[first >> shift]);
+	n = tw_chain_len(ix, ix->cur[first >> shift]);
 	for (o = first; o < end; o++)
-		n += tw_chain_len(ix->old[o]);
+		n += tw_chain_len(ix, ix->old[o]);
 	if (n > TW_INDEX_CHAIN_MAX) {
 		tw_index_turn_back(ix);
 		return -1;
@@ -353,8 +361,10 @@ static bool tw_index_move(struct tw_index *ix, unsigned long max_buckets,
 			long m = step > 1 ? tw_index_merge(ix, ix->move)
 					  : (long)tw_index_move_bucket(ix, ix->move);
 
-			if (m < 0)
+			if (m < 0) {
+				tw_index_moved(ix, moved, looked);
 				return true;
+			}
 			moved += m;
 			ix->move += step;
 			looked += step;
@@ -363,7 +373,7 @@ static bool tw_index_move(struct tw_index *ix, unsigned long max_buckets,
 		while ((e = ix->old[ix->move])) {
 			struct tw_entry **b = &ix->cur[tw_cur_bucket(ix, e->id)];
 
-			if (tw_chain_len(*b) >= TW_INDEX_CHAIN_MAX)
+			if (tw_chain_len(ix, *b) >= TW_INDEX_CHAIN_MAX)
 				goto out;
 			ix->old[ix->move] = e->hnext;
 			e->hnext = *b;
@@ -374,6 +384,7 @@ static bool tw_index_move(struct tw_index *ix, unsigned long max_buckets,
 		looked++;
 	}
 out:
+	tw_index_moved(ix, moved, looked);
 	if (ix->move == nbuckets) {
 		kvfree(ix->old);
 		ix->old = NULL;
@@ -395,6 +406,7 @@ static __always_inline void tw_index_step(struct tw_index *ix)
 static __always_inline struct tw_entry **tw_index_find(struct tw_index *ix, u64 id)
 {
 	u32 h = tw_hash(&ix->key, id);
+	unsigned int passed = 0;
 	struct tw_entry **p;
 
 	if (unlikely(ix->old)) {
@@ -403,17 +415,20 @@ static __always_inline struct tw_entry **tw_index_find(struct tw_index *ix, u64 
 		unsigned long b = tw_hash_bucket(ho, ix->old_bits);
 
 		if (b >= ix->move) {
-			for (p = &ix->old[b]; *p; p = &(*p)->hnext)
+			for (p = &ix->old[b]; *p; p = &(*p)->hnext, passed++)
 				if ((*p)->id == id)
-					return p;
+					goto out;
 		}
 	}
 	if (!ix->cur)
 		return NULL;
-	for (p = &ix->cur[tw_hash_bucket(h, ix->cur_bits)]; *p; p = &(*p)->hnext)
+	for (p = &ix->cur[tw_hash_bucket(h, ix->cur_bits)]; *p; p = &(*p)->hnext, passed++)
 		if ((*p)->id == id)
-			return p;
-	return NULL;
+			goto out;
+	p = NULL;
+out:
+	ix->steps += passed;
+	return p;
 }
 
 /*
@@ -441,6 +456,7 @@ static void tw_index_long_chain(struct tw_wheel *w)
 static void tw_index_gather(struct tw_index *ix, u32 h)
 {
 	unsigned long o;
+	long moved;
 
 	for (;;) {
 		if (!ix->old || ix->old_rekeyed)
@@ -448,12 +464,17 @@ static void tw_index_gather(struct tw_index *ix, u32 h)
 		o = tw_hash_bucket(h, ix->old_bits);
 		if (ix->old_bits < ix->cur_bits) {
 			if (o >= ix->move)
-				tw_index_move_bucket(ix, o);
+				tw_index_moved(ix, tw_index_move_bucket(ix, o), 1);
 			return;
 		}
 		o &= ~((1UL << (ix->old_bits - ix->cur_bits)) - 1);
-		if (o < ix->move || tw_index_merge(ix, o) >= 0)
+		if (o < ix->move)
 			return;
+		moved = tw_index_merge(ix, o);
+		if (moved >= 0) {
+			tw_index_moved(ix, moved, 0);
+			return;
+		}
 		/* A group too full turned the shrink back: gather again, as a grow. */
 	}
 }
@@ -471,7 +492,7 @@ static int tw_index_insert(struct tw_wheel *w, struct tw_entry *e)
 	h = tw_hash(&ix->key, e->id);
 	tw_index_gather(ix, h);
 	b = &ix->cur[tw_hash_bucket(h, ix->cur_bits)];
-	len = tw_chain_len(*b);
+	len = tw_chain_len(ix, *b);
 	if (len >= TW_INDEX_CHAIN_MAX) {
 		tw_index_long_chain(w);
 		return -ENOMEM;
@@ -842,12 +863,29 @@ bool tw_idle_to(struct tw_wheel *w, u64 now)
 	return true;
 }
 
+/* What a tw_advance() call may spend, and has: entries, and index steps. */
+struct tw_budget {
+	unsigned int left;
+	u64 steps0;
+};
+
+/* Take one unit for the next entry, if the entries and steps so far leave one. */
+static bool tw_budget_take(struct tw_wheel *w, struct tw_budget *b)
+{
+	u64 steps = (w->index.steps - b->steps0) / TW_STEPS_PER_UNIT;
+
+	if (b->left <= steps)
+		return false;
+	b->left--;
+	return true;
+}
+
 /*
  * Empty the current slot of level @lvl (the clock is at its tick):
  * expire what is due now, place the rest on lower levels.
  */
 static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
-			unsigned int *budget, u64 stamp)
+			struct tw_budget *budget, u64 stamp)
 {
 	struct hlist_head *head = &w->slots[lvl][tw_digit(w->clk, lvl)];
 
@@ -855,11 +893,10 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 		struct tw_entry *e;
 		u64 expires;
 
-		if (!*budget) {
+		if (!tw_budget_take(w, budget)) {
 			w->pend_level = lvl;
 			return false;
 		}
-		(*budget)--;
 		e = hlist_entry(head->first, struct tw_entry, slot);
 		if (e->expires == w->clk && w->lazy &&
 		    w->lazy(w, e, stamp, &expires)) {
@@ -885,8 +922,7 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 
 bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp)
 {
-	if (!budget)
-		budget = 1;
+	struct tw_budget b = { .left = budget ?: 1, .steps0 = w->index.steps };
 
 	for (;;) {
 		int lvl = w->pend_level;
@@ -909,7 +945,7 @@ bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp)
 			}
 			w->clk = tick;
 		}
-		if (!tw_run_slot(w, lvl, &budget, stamp))
+		if (!tw_run_slot(w, lvl, &b, stamp))
 			return false;
 	}
 }

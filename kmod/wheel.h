@@ -89,6 +89,7 @@ struct tw_index {
 	bool rekey;			/* a chain grew long: the next table gets a new key */
 	bool grow;			/* ...or, loaded as it is, twice the buckets */
 	unsigned int gen;		/* new keys taken so far */
+	u64 steps;			/* work done on chains: see tw_advance() */
 	hsiphash_key_t key;
 	hsiphash_key_t old_key;
 };
@@ -207,13 +208,19 @@ bool tw_idle_to(struct tw_wheel *w, u64 now);
  */
 bool tw_next_event(const struct tw_wheel *w, u64 *tick);
 
+/* Index steps (see tw_advance()) that cost as much as moving one entry. */
+#define TW_STEPS_PER_UNIT	4
+
 /*
  * Process ticks up to and including @now: expire entries whose deadline
  * is <= @now onto @w->expired (in deadline order, stamped with @stamp)
- * and cascade the others down. Stops after moving about @budget entries.
- * Returns true when done up to @now, false when the budget ran out and
- * the caller should call again (after dropping its lock for a moment).
- * Cost: proportional to entries moved, not to ticks passed.
+ * and cascade the others down. Stops after about @budget units of work:
+ * an entry moved is one, and so are TW_STEPS_PER_UNIT steps of the id
+ * index (a chain link passed, an entry rehashed, 8 buckets looked at)
+ * that expiries took, so the time of a call is bounded whatever the
+ * chains. Returns true when done up to @now, false when the budget ran
+ * out and the caller should call again (after dropping its lock for a
+ * moment). Cost: proportional to entries moved, not to ticks passed.
  */
 bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp);
 

@@ -1514,6 +1514,53 @@ static int test_cursor_of_another_key_is_estale(void)
 	return 0;
 }
 
+/*
+ * The advance budget counts chain steps, not only entries: with every
+ * chain at the bound and each id expiring from the end of its chain, a
+ * call spends its budget on fewer entries, and the steps of one call stay
+ * within what the budget allows.
+ */
+static int test_advance_budget_counts_chain_steps(void)
+{
+	enum { B = 64, PER = TW_INDEX_CHAIN_MAX, N = 64 * PER };
+	struct tw_entry *ents = calloc(N, sizeof(*ents));
+	unsigned int i, calls = 0, most = 0;
+	uint64_t seed = 19;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	CHECK(tw_test_prepare(&w) == 0 && w.index.cur_bits == 6);
+	tw_host_fail_alloc = ULONG_MAX;
+	/* Oldest first in time, last in its chain: each expiry walks it. */
+	for (i = 0; i < N; i++) {
+		ents[i].id = tw_test_id_in_bucket(&w.index.key, 6, i % 64, &seed);
+		CHECK(tw_add(&w, &ents[i], 1 + i / 64) == 0);
+	}
+	CHECK(tw_test_longest_chain(&w) == TW_INDEX_CHAIN_MAX);
+	while (w.nr_live) {
+		u64 before = w.nr_expired, steps = w.index.steps;
+		bool done = tw_advance(&w, PER, B, PER);
+		u64 got = w.nr_expired - before;
+
+		calls++;
+		CHECK(got >= 1 && got <= B);
+		/* One entry's steps may overshoot: at most a chain's worth. */
+		CHECK(w.index.steps - steps <= (u64)TW_STEPS_PER_UNIT * B + TW_INDEX_CHAIN_MAX);
+		if (got > most)
+			most = got;
+		CHECK(done || w.nr_live);
+	}
+	tw_host_fail_alloc = 0;
+	printf("# %u ids in chains of %u: %u calls of budget %u, at most %u entries a call\n",
+	       N, PER, calls, B, most);
+	CHECK(most < B && calls > N / B);
+	CHECK(drain_free_none(&w) == N);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
 static const struct {
 	int (*fn)(void);
 	const char *name;
@@ -1543,6 +1590,7 @@ static const struct {
 	T(shrink_turns_back_from_chosen_groups),
 	T(dump_lists_each_steady_id_once_across_rehashes),
 	T(cursor_of_another_key_is_estale),
+	T(advance_budget_counts_chain_steps),
 	T(core_never_allocates),
 	T(dump_of_empty_wheel_ends_at_once),
 	T(dump_lists_each_steady_id_once_across_resizes),
