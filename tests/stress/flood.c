@@ -24,16 +24,39 @@
  * is 100 ms or 3 times what the same watchers saw in a baseline window
  * (this thread spinning in user space), whichever is more.
  *
+ * A secret key is not the end of it: TWHEEL_IOC_DUMP lists ids in the
+ * order of the keyed hash, so a user can collect ids that share a bucket
+ * of the index (issue 16). The attack, with the order alone: add CAND
+ * random ids, dump the KEEP first ones (the smallest hashes of all live),
+ * cancel the rest; again, ATTACK_ROUNDS times. The ids kept are the KEEP
+ * smallest hashes of hundreds of thousands, crowded into a few buckets
+ * of any table that fits them, and the shrink after each round's cancels
+ * merges buckets. Under a wheel whose chains are not bounded they form
+ * chains of hundreds; the index must take a new key instead. Those ids,
+ * in the wheel they were chosen in, then go through the same rounds as
+ * the chosen ids above against random ids in a fresh wheel (their first
+ * expiry watched, from the refresh of the ids just collected), median of
+ * DS_ROUNDS rounds (a round takes a few ms: a host hiccup shows), and
+ * the ratio must again be at most 2.
+ *
  *   flood [N]			(default 100000; 12500 on a debug kernel;
  *				 or TWHEEL_FLOOD_IDS)
  *
- * Prints TAP, "flood: ids=N chosen_ms=X random_ms=Y ratio=R" (medians)
- * and "flood: expiry ids=N max_ms=X cpus=C".
+ * Prints TAP, "flood: ids=N chosen_ms=X random_ms=Y ratio=R" (medians),
+ * "flood: expiry ids=N max_ms=X cpus=C", and for the ids chosen from the
+ * dump "flood: dump-selected ids=N rounds=R chosen_ms=X random_ms=Y
+ * ratio=R new_keys=K" (K: the new keys the index took, from bits 56-62
+ * of its cursors; -1 for a kernel whose cursors hold none) and "flood:
+ * dump-selected expiry ids=N max_ms=X cpus=C".
  */
 #include "gap.h"
 #include "kselftest.h"
 
 #define ROUNDS		3
+#define KEEP		2048	/* ids the dump attack keeps each round */
+#define CAND		16384	/* random ids it adds each round */
+#define ATTACK_ROUNDS	32
+#define DS_ROUNDS	5	/* of the dump-selected ids: a few ms each */
 #define SLICE		4096
 #define CHOSEN_MUL	0x0e217c1e66c88cc3ULL
 #define MAX_CPUS	64
@@ -141,9 +164,11 @@ static int set_complete(const struct set *s, uint64_t n)
 /*
  * One round: both sets through add, query, refresh to one deadline,
  * expiry and reads, taking turns every SLICE ops, @first going first.
+ * The chosen set uses wheel @chosen_fd, left open, or a fresh one if -1.
  * Fills each set's total in @total_ns; 0 or -1.
  */
-static int round_pair(struct set *sets, uint64_t n, int first, uint64_t *total_ns)
+static int round_pair(struct set *sets, uint64_t n, int first, uint64_t *total_ns,
+		      int chosen_fd)
 {
 	static const uint32_t codes[] = { TWHEEL_OP_ADD, TWHEEL_OP_QUERY, TWHEEL_OP_REFRESH };
 	uint64_t deadline = 0, from, give_up;
@@ -154,7 +179,8 @@ static int round_pair(struct set *sets, uint64_t n, int first, uint64_t *total_n
 		struct set *s = &sets[k];
 
 		s->work_ns = s->last_expired = s->got = s->sum = s->xsum = s->early = 0;
-		s->fd = wheel_new(O_CLOEXEC | O_NONBLOCK, NSEC_PER_MSEC, HOUR_NS, 0);
+		s->fd = k || chosen_fd < 0 ? wheel_new(O_CLOEXEC | O_NONBLOCK, NSEC_PER_MSEC,
+						      HOUR_NS, 0) : chosen_fd;
 		if (s->fd < 0) {
 			ksft_print_msg("open: %s\n", strerror(-s->fd));
 			goto out;
@@ -196,28 +222,35 @@ static int round_pair(struct set *sets, uint64_t n, int first, uint64_t *total_n
 	ret = 0;
 out:
 	for (k = 0; k < 2; k++)
-		if (sets[k].fd >= 0)
+		if (sets[k].fd >= 0 && sets[k].fd != chosen_fd)
 			close(sets[k].fd);
 	return ret;
 }
 
 /*
  * The chosen ids alone, watched by @nw watchers @ws from the refresh to
- * their last event: into @gr; 0 or -1.
+ * their last event: into @gr; 0 or -1. In a fresh wheel (@fd -1) they are
+ * added first; in wheel @fd, left open, they are added unless @live.
  */
 static int watched_expiry(struct set *s, uint64_t n, struct gap_watch *ws, int nw,
-			  struct gap_result *gr)
+			  struct gap_result *gr, int fd, int live)
 {
 	uint64_t deadline, from, give_up;
-	int ret = -1;
+	int ret = -1, fl = -1;
 
 	s->work_ns = s->last_expired = s->got = s->sum = s->xsum = s->early = 0;
-	s->fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
+	s->fd = fd >= 0 ? fd : wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0);
 	if (s->fd < 0)
 		return -1;
-	if (slice_batch(s, 0, n, TWHEEL_OP_ADD, 0, 0))
+	/* Reads sleep for the events, as in a fresh wheel: no spinning by us. */
+	if (fd >= 0) {
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))
+			return -1;
+	}
+	if (!live && slice_batch(s, 0, n, TWHEEL_OP_ADD, 0, 0))
 		goto out;
-	deadline = mono_ns() + 2 * s->work_ns + 100 * NSEC_PER_MSEC;
+	deadline = mono_ns() + 2 * s->work_ns + (live ? 500 : 100) * NSEC_PER_MSEC;
 	gap_open(ws, nw);
 	for (from = 0; from < n; from += SLICE)
 		if (slice_batch(s, from, from + SLICE < n ? from + SLICE : n, TWHEEL_OP_REFRESH,
@@ -231,8 +264,142 @@ static int watched_expiry(struct set *s, uint64_t n, struct gap_watch *ws, int n
 	if (from >= n && set_complete(s, n))
 		ret = 0;
 out:
-	close(s->fd);
+	if (fd < 0)
+		close(s->fd);
+	else
+		fcntl(fd, F_SETFL, fl);
 	return ret;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A batch of @n ops of @code on @ids into @fd, each of which must succeed. */
+static int batch_all(int fd, struct twheel_op *ops, const uint64_t *ids, uint32_t n,
+		     uint32_t code)
+{
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < n; i++)
+		op_init(&ops[i], code, ids[i], 0, 0);
+	r = twheel_batch(fd, ops, n);
+	if (r != (int)n) {
+		ksft_print_msg("batch of %u ops %u: %d\n", n, code, r);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].result) {
+			ksft_print_msg("op %u on id %#llx: %s\n", code, (unsigned long long)ids[i],
+				       strerror(-ops[i].result));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The dump attack in wheel @fd: @rounds times, add @cand random ids, keep
+ * the @keep ids the dump lists first, cancel the others. Leaves those
+ * @keep ids live in @fd and in @kept; 0 or -1. A dump that fails with
+ * ESTALE (the index took a new key) starts again, as a user's would.
+ */
+static int dump_attack(int fd, uint64_t *kept, uint32_t keep, uint32_t cand, int rounds,
+		       uint64_t *seed)
+{
+	uint64_t *live = malloc((keep + cand) * sizeof(uint64_t));
+	uint64_t *listed = malloc(keep * sizeof(uint64_t));
+	struct twheel_op *ops = malloc((keep + cand) * sizeof(*ops));
+	struct twheel_dump_entry *ent = malloc(keep * sizeof(*ent));
+	uint32_t nlive = 0, got = 0, nc, i;
+	int r, ret = -1;
+
+	if (!live || !listed || !ops || !ent)
+		goto out;
+	for (r = 0; r < rounds; r++) {
+		uint64_t cursor = 0;
+
+		for (i = 0; i < cand; i++)
+			live[nlive + i] = rnd_next(seed);
+		if (batch_all(fd, ops, live + nlive, cand, TWHEEL_OP_ADD))
+			goto out;
+		nlive += cand;
+		for (got = 0; got < keep && cursor != TWHEEL_DUMP_END;) {
+			int n = twheel_dump(fd, ent + got, keep - got, &cursor);
+
+			if (n == -ESTALE) {
+				got = 0;
+				cursor = 0;
+				continue;
+			}
+			if (n < 0) {
+				ksft_print_msg("dump: %s\n", strerror(-n));
+				goto out;
+			}
+			got += n;
+		}
+		for (i = 0; i < got; i++)
+			listed[i] = ent[i].id;
+		qsort(listed, got, sizeof(*listed), cmp_u64);
+		for (i = nc = 0; i < nlive; i++)
+			if (!bsearch(&live[i], listed, got, sizeof(*listed), cmp_u64))
+				live[nc++] = live[i];
+		if (batch_all(fd, ops, live, nc, TWHEEL_OP_CANCEL))
+			goto out;
+		memcpy(live, listed, got * sizeof(*live));
+		nlive = got;
+	}
+	memcpy(kept, live, nlive * sizeof(*kept));
+	ret = nlive == keep ? 0 : -1;
+out:
+	free(live);
+	free(listed);
+	free(ops);
+	free(ent);
+	return ret;
+}
+
+/*
+ * Whether cursors hold the count of new keys: a fresh wheel refuses a
+ * cursor that says one was taken.
+ */
+static int cursors_count_keys(void)
+{
+	struct twheel_dump_entry e;
+	uint64_t cursor = 1ULL << 56;
+	int fd = wheel_new(O_CLOEXEC, NSEC_PER_MSEC, HOUR_NS, 0), r;
+
+	if (fd < 0)
+		return 0;
+	r = twheel_add(fd, 1, HOUR_NS) ? 0 : twheel_dump(fd, &e, 1, &cursor) == -ESTALE;
+	close(fd);
+	return r;
+}
+
+/*
+ * The new keys the index of @fd took, modulo 128, from a cursor of a dump
+ * of a probe id added and cancelled again.
+ */
+static int new_keys(int fd)
+{
+	const uint64_t probe = 0x5eedf100d5eedULL;
+	struct twheel_dump_entry e;
+	uint64_t cursor = 0;
+	int keys = -1, i;
+
+	if (twheel_add(fd, probe, HOUR_NS))
+		return -1;
+	for (i = 0; i < 1000 && !cursor; i++)
+		if (twheel_dump(fd, &e, 1, &cursor) < 0)
+			break;
+	if (cursor && cursor != TWHEEL_DUMP_END)
+		keys = (cursor >> 56) & 0x7f;
+	twheel_cancel(fd, probe);
+	return keys;
 }
 
 /* The watchers while this thread spins in user space: the host's share. */
@@ -248,18 +415,96 @@ static void baseline(struct gap_watch *ws, int nw, struct gap_result *gr)
 	gap_close(ws, nw, gr);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The ids of the dump attack: their expiry from where the attack left
+ * them (then, if over the limit, added again), watched by @nw watchers
+ * @ws, then ROUNDS rounds against random ids. Prints the two lines and
+ * reports two test results.
+ */
+static void dump_selected(struct gap_watch *ws, int nw, uint64_t limit)
+{
+	uint32_t keep = KEEP, cand = CAND, i;
+	uint64_t chosen[DS_ROUNDS], random[DS_ROUNDS], total[2], seed = 0xd0d0d0d0d0d0ULL, t0;
+	struct set sets[2] = { { .name = "dump-selected" }, { .name = "random" } };
+	int counts = cursors_count_keys(), fd, r, ok, keys = -1;
+	struct gap_result gr = { 0 }, g, base;
+	double ratio[DS_ROUNDS];
+
+	if (debug_kernel()) {
+		keep /= 4;
+		cand /= 4;
+	}
+	for (i = 0; i < 2; i++) {
+		sets[i].ids = malloc(keep * sizeof(uint64_t));
+		sets[i].ops = malloc(keep * sizeof(struct twheel_op));
+		if (!sets[i].ids || !sets[i].ops)
+			ksft_exit_fail_msg("no memory for %u ids\n", keep);
+	}
+	fd = wheel_new(O_CLOEXEC | O_NONBLOCK, NSEC_PER_MSEC, HOUR_NS, 0);
+	if (fd < 0)
+		ksft_exit_fail_msg("open: %s\n", strerror(-fd));
+	t0 = mono_ns();
+	ok = !dump_attack(fd, sets[0].ids, keep, cand, ATTACK_ROUNDS, &seed);
+	if (counts)
+		keys = new_keys(fd);
+	ksft_print_msg("dump attack: %d rounds of %u random ids, the %u listed first kept: %s in %.1f s, %d new keys\n",
+		       ATTACK_ROUNDS, cand, keep, ok ? "done" : "failed", (mono_ns() - t0) / 1e9,
+		       keys);
+	for (r = 0; r < 3 && ok; r++) {
+		baseline(ws, nw, &base);
+		if (3 * base.max_runq_ns > limit)
+			limit = 3 * base.max_runq_ns;
+		ok = !watched_expiry(&sets[0], keep, ws, nw, &g, fd, !r);
+		ksft_print_msg("attempt %d: baseline max runq %.1f ms; the dump-selected ids' expiry%s: max runq %.1f ms, longest gap %.1f ms (%.1f ms on the runqueue)\n",
+			       r + 1, base.max_runq_ns / 1e6, r ? " (added again)" : "",
+			       g.max_runq_ns / 1e6, g.max_gap_ns / 1e6, g.max_gap_runq_ns / 1e6);
+		if (!r || g.max_runq_ns < gr.max_runq_ns)
+			gr = g;
+		if (gr.max_runq_ns <= limit)
+			break;
+	}
+	printf("flood: dump-selected expiry ids=%u max_ms=%.1f cpus=%d\n", keep,
+	       gr.max_runq_ns / 1e6, nw);
+	ksft_test_result(ok && gr.max_runq_ns <= limit,
+			 "the dump-selected ids' expiry kept no runnable thread out over %llu ms\n",
+			 (unsigned long long)(limit / NSEC_PER_MSEC));
+	for (r = 0; r < DS_ROUNDS && ok; r++) {
+		gen_random(sets[1].ids, keep, 0xd5eed000 + r);
+		ok = !round_pair(sets, keep, r & 1, total, fd);
+		if (!ok)
+			break;
+		chosen[r] = total[0];
+		random[r] = total[1];
+		ratio[r] = (double)chosen[r] / random[r];
+		ksft_print_msg("dump-selected round %d (%s first): chosen %.0f ms, random %.0f ms, ratio %.2f\n",
+			       r + 1, r & 1 ? "random" : "chosen", chosen[r] / 1e6,
+			       random[r] / 1e6, ratio[r]);
+	}
+	if (ok) {
+		if (counts)
+			keys = new_keys(fd);
+		qsort(chosen, DS_ROUNDS, sizeof(chosen[0]), cmp_u64);
+		qsort(random, DS_ROUNDS, sizeof(random[0]), cmp_u64);
+		qsort(ratio, DS_ROUNDS, sizeof(ratio[0]), cmp_double);
+		printf("flood: dump-selected ids=%u rounds=%d chosen_ms=%.0f random_ms=%.0f ratio=%.2f new_keys=%d\n",
+		       keep, ATTACK_ROUNDS, chosen[DS_ROUNDS / 2] / 1e6, random[DS_ROUNDS / 2] / 1e6,
+		       ratio[DS_ROUNDS / 2], keys);
+	}
+	ksft_test_result(ok && ratio[DS_ROUNDS / 2] <= 2.0,
+			 "ids chosen from the dump cost at most twice random ids (median of %d rounds)\n",
+			 DS_ROUNDS);
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		free(sets[i].ids);
+		free(sets[i].ops);
+	}
 }
 
 int main(int argc, char **argv)
@@ -279,12 +524,12 @@ int main(int argc, char **argv)
 		if (!sets[k].ids || !sets[k].ops)
 			ksft_exit_skip("no memory for %llu ids\n", (unsigned long long)n);
 	}
-	ksft_set_plan(3);
+	ksft_set_plan(5);
 	gen_chosen(sets[0].ids, n);
 
 	for (r = 0; r < ROUNDS && ok; r++) {
 		gen_random(sets[1].ids, n, 0x5eed0000 + r);
-		ok = !round_pair(sets, n, r & 1, total);
+		ok = !round_pair(sets, n, r & 1, total, -1);
 		if (!ok)
 			break;
 		chosen[r] = total[0];
@@ -318,7 +563,7 @@ int main(int argc, char **argv)
 		baseline(ws, ncpu, &base);
 		if (3 * base.max_runq_ns > limit)
 			limit = 3 * base.max_runq_ns;
-		ok = !watched_expiry(&sets[0], n, ws, ncpu, &g);
+		ok = !watched_expiry(&sets[0], n, ws, ncpu, &g, -1, 0);
 		ksft_print_msg("attempt %d: baseline max runq %.1f ms; the chosen ids' expiry with a busy thread on each CPU: max runq %.1f ms, longest gap %.1f ms (%.1f ms on the runqueue), %llu gaps >= 1 ms\n",
 			       r + 1, base.max_runq_ns / 1e6, g.max_runq_ns / 1e6,
 			       g.max_gap_ns / 1e6, g.max_gap_runq_ns / 1e6,
@@ -328,11 +573,12 @@ int main(int argc, char **argv)
 		if (gr.max_runq_ns <= limit)
 			break;
 	}
-	gap_stop(ws, ncpu);
 	printf("flood: expiry ids=%llu max_ms=%.1f cpus=%d\n", (unsigned long long)n,
 	       gr.max_runq_ns / 1e6, ncpu);
 	ksft_test_result(ok && gr.max_runq_ns <= limit,
 			 "the chosen ids' expiry kept no runnable thread out over %llu ms (best of %d)\n",
 			 limit / NSEC_PER_MSEC, r < 3 ? r + 1 : 3);
+	dump_selected(ws, ncpu, LIMIT_NS);
+	gap_stop(ws, ncpu);
 	ksft_finished();
 }
