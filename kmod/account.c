@@ -14,13 +14,25 @@
  *    above any one user's limit (default: what 1/4 of RAM holds), so that
  *    no single user can reach it with the defaults.
  *
+ * A user is a uid in a user namespace, and user namespaces nest: one
+ * person with a range of subordinate uids (/etc/subuid) owns a namespace
+ * of up to 65536 of them, each a kuid of its own. So a user here is the
+ * pair (namespace, uid), and its entries are charged to it and to the
+ * user that owns its namespace (the creator's uid in the parent
+ * namespace), and so on up to the initial namespace, each level against
+ * max_user_entries, as the kernel's ucounts count inotify instances: all
+ * the uids of the containers alice made count against alice, however
+ * many they are, while the users of the initial namespace count as each
+ * their own. The module cannot add a ucount type, hence this equivalent.
+ *
  * Memory itself is charged to the memory cgroup of whoever allocates it;
  * these counts bound what any user can pin in kernel memory through us
  * regardless of cgroups.
  *
  * Users are kept in a small hash table under twheel_users_lock, looked
- * up at open and dropped at release; the counts are atomics, charged and
- * uncharged under whatever lock the caller holds.
+ * up at open and dropped at release, each holding its namespace and its
+ * parent; the counts are atomics, charged and uncharged under whatever
+ * lock the caller holds.
  */
 #include <linux/atomic.h>
 #include <linux/cred.h>
@@ -30,6 +42,7 @@
 #include <linux/refcount.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/user_namespace.h>
 
 #include "account.h"
 
@@ -46,13 +59,18 @@ MODULE_PARM_DESC(max_entries_total,
 /**
  * struct twheel_user - what one user has charged
  * @node:	in twheel_users, under twheel_users_lock.
+ * @ns:		the user namespace of the user, referenced; a key, with @uid.
  * @uid:	the user.
- * @ref:	wheels open by this user.
- * @entries:	entries charged, over all of the user's wheels.
+ * @parent:	the owner of @ns, referenced; NULL in the initial namespace.
+ * @ref:	wheels open by this user, users it is the parent of.
+ * @entries:	entries charged, over all of the user's wheels and those of
+ *		the users below it.
  */
 struct twheel_user {
 	struct hlist_node node;
+	struct user_namespace *ns;
 	kuid_t uid;
+	struct twheel_user *parent;
 	refcount_t ref;
 	atomic_long_t entries;
 };
@@ -60,6 +78,11 @@ struct twheel_user {
 static DEFINE_HASHTABLE(twheel_users, 6);
 static DEFINE_SPINLOCK(twheel_users_lock);
 static atomic_long_t twheel_entries_total = ATOMIC_LONG_INIT(0);
+
+static u32 twheel_user_hash(const struct user_namespace *ns, kuid_t uid)
+{
+	return hash_ptr(ns, 32) ^ __kuid_val(uid);
+}
 
 int twheel_account_init(void)
 {
@@ -81,73 +104,117 @@ void twheel_account_exit(void)
 }
 
 /* Under twheel_users_lock. */
-static struct twheel_user *twheel_user_find(kuid_t uid)
+static struct twheel_user *twheel_user_find(const struct user_namespace *ns, kuid_t uid)
 {
 	struct twheel_user *user;
 
 	lockdep_assert_held(&twheel_users_lock);
-	hash_for_each_possible(twheel_users, user, node, __kuid_val(uid))
-		if (uid_eq(user->uid, uid))
+	hash_for_each_possible(twheel_users, user, node, twheel_user_hash(ns, uid))
+		if (user->ns == ns && uid_eq(user->uid, uid))
 			return user;
 	return NULL;
 }
 
-struct twheel_user *twheel_user_get(void)
+/*
+ * The user (@ns, @uid), referenced, whose parent is @parent: the caller's
+ * reference to @parent passes to a user made here, and is dropped if the
+ * user was there already. NULL if out of memory (@parent dropped too).
+ */
+static struct twheel_user *twheel_user_level(struct user_namespace *ns, kuid_t uid,
+					     struct twheel_user *parent)
 {
-	kuid_t uid = current_uid();
 	struct twheel_user *user, *new;
 
 	spin_lock(&twheel_users_lock);
-	user = twheel_user_find(uid);
+	user = twheel_user_find(ns, uid);
 	if (user)
 		refcount_inc(&user->ref);
 	spin_unlock(&twheel_users_lock);
 	if (user)
-		return user;
+		goto put_parent;
 
 	new = kzalloc_obj(*new, GFP_KERNEL_ACCOUNT);
 	if (!new)
-		return NULL;
+		goto put_parent;
+	new->ns = get_user_ns(ns);
 	new->uid = uid;
+	new->parent = parent;
 	refcount_set(&new->ref, 1);
 	atomic_long_set(&new->entries, 0);
 
 	/* Another wheel of this user may have been opened meanwhile. */
 	spin_lock(&twheel_users_lock);
-	user = twheel_user_find(uid);
+	user = twheel_user_find(ns, uid);
 	if (user) {
 		refcount_inc(&user->ref);
 	} else {
-		hash_add(twheel_users, &new->node, __kuid_val(uid));
+		hash_add(twheel_users, &new->node, twheel_user_hash(ns, uid));
 		user = new;
 		new = NULL;
 	}
 	spin_unlock(&twheel_users_lock);
+	if (!new)
+		return user;
+	put_user_ns(new->ns);
 	kfree(new);
+put_parent:
+	if (parent)
+		twheel_user_put(parent);
+	return user;
+}
+
+struct twheel_user *twheel_user_get(void)
+{
+	const struct cred *cred = current_cred();
+	struct twheel_user *user = NULL;
+	int level;
+
+	/* From the initial namespace down, so that each level finds its parent. */
+	for (level = cred->user_ns->level; level >= 0; level--) {
+		struct user_namespace *ns = cred->user_ns;
+		kuid_t uid = cred->uid;
+		int up;
+
+		for (up = level; up > 0; up--) {
+			uid = ns->owner;
+			ns = ns->parent;
+		}
+		user = twheel_user_level(ns, uid, user);
+		if (!user)
+			return NULL;
+	}
 	return user;
 }
 
 void twheel_user_put(struct twheel_user *user)
 {
-	/* Under the lock, so that twheel_user_get() never finds it at 0. */
-	spin_lock(&twheel_users_lock);
-	if (refcount_dec_and_test(&user->ref))
+	while (user) {
+		struct twheel_user *parent = user->parent;
+
+		/* Under the lock, so that a lookup never finds it at 0. */
+		spin_lock(&twheel_users_lock);
+		if (!refcount_dec_and_test(&user->ref)) {
+			spin_unlock(&twheel_users_lock);
+			return;
+		}
 		hash_del(&user->node);
-	else
-		user = NULL;
-	spin_unlock(&twheel_users_lock);
-	if (user) {
+		spin_unlock(&twheel_users_lock);
 		WARN_ON(atomic_long_read(&user->entries));
+		put_user_ns(user->ns);
 		kfree(user);
+		user = parent;
 	}
 }
 
 int twheel_charge(struct twheel_user *user, long n)
 {
+	unsigned long max = READ_ONCE(twheel_max_user_entries);
+	struct twheel_user *u, *v;
+
 	/* Counts are never negative: compare them as the unsigned limits. */
-	if ((unsigned long)atomic_long_add_return(n, &user->entries) >
-	    READ_ONCE(twheel_max_user_entries))
-		goto undo_user;
+	for (u = user; u; u = u->parent)
+		if ((unsigned long)atomic_long_add_return(n, &u->entries) > max)
+			goto undo_users;
 	if ((unsigned long)atomic_long_add_return(n, &twheel_entries_total) >
 	    READ_ONCE(twheel_max_entries_total))
 		goto undo_total;
@@ -155,15 +222,25 @@ int twheel_charge(struct twheel_user *user, long n)
 
 undo_total:
 	atomic_long_sub(n, &twheel_entries_total);
-undo_user:
-	atomic_long_sub(n, &user->entries);
+undo_users:
+	/* Every level up to @u was charged, @u too; all of them if @u is NULL. */
+	for (v = user; v != (u ? u->parent : NULL); v = v->parent)
+		atomic_long_sub(n, &v->entries);
 	return -ENOSPC;
 }
 
 void twheel_uncharge(struct twheel_user *user, long n)
 {
 	atomic_long_sub(n, &twheel_entries_total);
-	atomic_long_sub(n, &user->entries);
+	for (; user; user = user->parent)
+		atomic_long_sub(n, &user->entries);
+}
+
+struct twheel_user *twheel_user_owner(struct twheel_user *user)
+{
+	while (user->parent)
+		user = user->parent;
+	return user;
 }
 
 kuid_t twheel_user_uid(const struct twheel_user *user)

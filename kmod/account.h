@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Entry limits across wheels: per user and for the module as a whole.
- * See account.c.
+ * Entry limits across wheels: per user, per owner of user namespaces and
+ * for the module as a whole. See account.c.
  */
 #ifndef TWHEEL_ACCOUNT_H
 #define TWHEEL_ACCOUNT_H
@@ -21,19 +21,31 @@ struct twheel_user;
 int twheel_account_init(void);
 void twheel_account_exit(void);
 
-/* The calling task's user, referenced; NULL if out of memory. Process context. */
+/*
+ * The calling task's user (its real uid in its user namespace), with the
+ * chain of owners above it, referenced; NULL if out of memory. Process
+ * context.
+ */
 struct twheel_user *twheel_user_get(void);
 void twheel_user_put(struct twheel_user *user);
 
 /*
- * Charge @n entries to @user and to the module, or -ENOSPC if that would
- * pass either limit (then nothing is charged). Any context.
+ * Charge @n entries to @user, to each owner above it and to the module,
+ * or -ENOSPC if that would pass a limit (then nothing is charged). Any
+ * context.
  */
 int twheel_charge(struct twheel_user *user, long n);
 void twheel_uncharge(struct twheel_user *user, long n);
 
+/*
+ * The top of @user's chain: the user of the initial namespace whom all
+ * the users of its namespaces count against; @user itself in the initial
+ * namespace.
+ */
+struct twheel_user *twheel_user_owner(struct twheel_user *user);
+
 kuid_t twheel_user_uid(const struct twheel_user *user);
-/* Entries charged to @user now, over all of its wheels. */
+/* Entries charged to @user now, over all of its wheels and those below it. */
 long twheel_user_entries(const struct twheel_user *user);
 
 #endif /* TWHEEL_ACCOUNT_H */

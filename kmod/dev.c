@@ -1475,11 +1475,15 @@ static __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
 static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
+	struct twheel_user *owner = twheel_user_owner(ctx->user);
 
 	seq_printf(m, "wheel:\t%llu\n", ctx->serial);
 	seq_printf(m, "uid:\t%u\n",
 		   from_kuid_munged(seq_user_ns(m), twheel_user_uid(ctx->user)));
 	seq_printf(m, "user_entries:\t%ld\n", twheel_user_entries(ctx->user));
+	seq_printf(m, "owner_uid:\t%u\n",
+		   from_kuid_munged(seq_user_ns(m), twheel_user_uid(owner)));
+	seq_printf(m, "owner_entries:\t%ld\n", twheel_user_entries(owner));
 	if (!twheel_ready(ctx)) {
 		seq_puts(m, "setup:\tno\n");
 		return;

@@ -83,7 +83,8 @@
  *			module parameter max_entries_per_wheel, which is also
  *			the upper bound. The entries of all wheels one user
  *			opened are also capped together (module parameter
- *			max_user_entries), and those of all wheels.
+ *			max_user_entries; the users of a user namespace count
+ *			against its creator as well), and those of all wheels.
  * @flags:		0 or TWHEEL_SETUPF_TOUCH.
  * @touch_slots:	with TWHEEL_SETUPF_TOUCH, the number of slots of the
  *			touch table, 1 to TWHEEL_TOUCH_MAX_SLOTS and at most
