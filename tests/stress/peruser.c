@@ -15,15 +15,26 @@
  *    above what A and B hold and max_user_entries back up, user C gets
  *    exactly what is left, then ENOSPC;
  *  - A's count drops when it closes a wheel and when it reads its
- *    events, and A can add again up to N.
- * Module parameters and the device's mode are restored after, also on
- * SIGTERM.
+ *    events, and A can add again up to N;
+ *  - one person's many uids are one user: user D ("alice") holds N/4 ids
+ *    on the host and makes a user namespace in which root maps NS_UIDS
+ *    uids of a subordinate range (as newuidmap does from /etc/subuid);
+ *    processes with each of those uids, together, get exactly the rest
+ *    of D's N, then ENOSPC, while B, outside, still adds; their wheels'
+ *    fdinfo names D as the owner (owner_uid:, owner_entries:), as root
+ *    sees it and, unmapped (65534), as the namespace sees it; closing
+ *    them gives D's entries back.
+ * Module parameters, the device's mode and the sysctl that lets users
+ * make user namespaces (Debian's kernel.unprivileged_userns_clone) are
+ * restored after, also on SIGTERM.
  *
  *   peruser [N]		(default 1000; run as root)
  *
- * Prints TAP and "peruser: limit=N a_held=yes|no b_ok=yes|no".
+ * Prints TAP and "peruser: limit=N a_held=yes|no b_ok=yes|no
+ * ns_held=yes|no|skip" (skip: no user namespaces in this kernel).
  */
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -35,6 +46,10 @@
 #define UID_A		4201
 #define UID_B		4202
 #define UID_C		4203
+#define UID_D		4204		/* owns the user namespace */
+#define NS_UIDS		4		/* uids 0.. in it, mapped from NS_HOST_UID.. */
+#define NS_HOST_UID	300000
+#define USERNS_CLONE	"/proc/sys/kernel/unprivileged_userns_clone"
 #define MAX_WHEELS	4
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 
@@ -43,6 +58,8 @@ static unsigned long long saved_user, saved_total;
 static int params_saved;
 static mode_t saved_mode;
 static int mode_changed;
+static int userns_clone_changed;
+static pid_t ns_keeper;
 
 static void restore(void)
 {
@@ -52,7 +69,9 @@ static void restore(void)
 	}
 	if (mode_changed)
 		chmod(TWHEEL_DEVICE, saved_mode);
-	params_saved = mode_changed = 0;
+	if (userns_clone_changed)
+		write_file(USERNS_CLONE, "0");
+	params_saved = mode_changed = userns_clone_changed = 0;
 }
 
 static void on_signal(int sig)
@@ -67,15 +86,16 @@ static void on_signal(int sig)
  * its wheels, one at a time, and answers each.
  */
 struct cmd {
-	char op;		/* 'o'pen, 'a'dd, 'w'ait, 'r'ead, 'c'lose, e'x'it */
+	char op;		/* 'o'pen, 'a'dd, 'w'ait, 'r'ead, 'c'lose, 'p'id, 'f'dinfo, e'x'it */
 	int wheel;		/* index of the agent's wheel */
 	uint64_t count;		/* ids to add; events to wait for */
 	uint64_t timeout_ns;
 };
 
 struct reply {
-	long long ok;		/* ids added, events read, or the fd opened */
+	long long ok;		/* ids added, events read, the fd opened, the pid */
 	int err;		/* first failure, -errno */
+	long long uid, owner;	/* 'f': uid: and owner_uid: of the wheel's own fdinfo */
 };
 
 struct agent {
@@ -101,7 +121,7 @@ static void agent_loop(int in, int out, uid_t uid)
 	 */
 	prctl(PR_SET_DUMPABLE, 1);
 	while (read(in, &c, sizeof(c)) == sizeof(c)) {
-		struct reply r = { 0, 0 };
+		struct reply r = { 0, 0, 0, 0 };
 		uint64_t i;
 
 		switch (c.op) {
@@ -150,6 +170,14 @@ static void agent_loop(int in, int out, uid_t uid)
 		case 'c':
 			r.err = close(fds[c.wheel]) ? -errno : 0;
 			break;
+		case 'p':
+			r.ok = getpid();
+			break;
+		case 'f':
+			r.ok = fdinfo_get(fds[c.wheel], "owner_entries");
+			r.uid = fdinfo_get(fds[c.wheel], "uid");
+			r.owner = fdinfo_get(fds[c.wheel], "owner_uid");
+			break;
 		case 'x':
 			_exit(0);
 		}
@@ -185,10 +213,10 @@ static struct reply agent_do(struct agent *a, char op, int wheel, uint64_t count
 			     uint64_t timeout_ns)
 {
 	struct cmd c = { op, wheel, count, timeout_ns };
-	struct reply r = { 0, -EPIPE };
+	struct reply r = { 0, -EPIPE, 0, 0 };
 
 	if (write(a->to, &c, sizeof(c)) != sizeof(c) || read(a->from, &r, sizeof(r)) != sizeof(r))
-		return (struct reply){ 0, -EPIPE };
+		return (struct reply){ 0, -EPIPE, 0, 0 };
 	if (op == 'o' && !r.err)
 		a->fd[wheel] = r.ok;
 	return r;
@@ -223,13 +251,182 @@ static long long fdinfo_of(pid_t pid, int fd, const char *field)
 	return -1;
 }
 
+/*
+ * NS_UIDS agents with the uids 0.. of a user namespace that UID_D makes,
+ * mapped by root from NS_HOST_UID on. A keeper process becomes UID_D,
+ * makes the namespace, waits for the maps and forks the agents, each of
+ * which takes its uid inside; their pids are asked for once they run.
+ * 0, or -errno (-EINVAL: the kernel has no user namespaces).
+ */
+static int userns_agents_start(struct agent *ag)
+{
+	int down[NS_UIDS][2], up[NS_UIDS][2], made[2], mapped[2], i, err = 0;
+	char path[64], map[64];
+	pid_t keeper;
+
+	memset(ag, 0, NS_UIDS * sizeof(*ag));
+	if (pipe(made) || pipe(mapped))
+		return -errno;
+	for (i = 0; i < NS_UIDS; i++)
+		if (pipe(down[i]) || pipe(up[i]))
+			return -errno;
+	keeper = fork();
+	if (keeper < 0)
+		return -errno;
+	if (!keeper) {
+		char go;
+
+		for (i = 0; i < NS_UIDS; i++) {
+			close(down[i][1]);
+			close(up[i][0]);
+		}
+		if (setgroups(0, NULL) || setgid(UID_D) || setuid(UID_D))
+			_exit(20);
+		prctl(PR_SET_DUMPABLE, 1);
+		err = unshare(CLONE_NEWUSER) ? -errno : 0;
+		if (write(made[1], &err, sizeof(err)) != sizeof(err) || err ||
+		    read(mapped[0], &go, 1) != 1)
+			_exit(0);
+		for (i = 0; i < NS_UIDS; i++) {
+			if (fork() == 0)
+				agent_loop(down[i][0], up[i][1], i);
+			close(down[i][0]);
+			close(up[i][1]);
+		}
+		while (wait(NULL) > 0)
+			;
+		_exit(0);
+	}
+	for (i = 0; i < NS_UIDS; i++) {
+		close(down[i][0]);
+		close(up[i][1]);
+		ag[i].to = down[i][1];
+		ag[i].from = up[i][0];
+	}
+	if (read(made[0], &err, sizeof(err)) != sizeof(err))
+		err = -EPIPE;
+	if (!err) {
+		snprintf(map, sizeof(map), "0 %d %d\n", NS_HOST_UID, NS_UIDS);
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", keeper);
+		err = write_file(path, map);
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", keeper);
+		err = err ?: write_file(path, map);
+	}
+	if (write(mapped[1], "m", 1) != 1 && !err)
+		err = -EPIPE;
+	for (i = 0; i < NS_UIDS && !err; i++) {
+		struct reply r = agent_do(&ag[i], 'p', 0, 0, 0);
+
+		ag[i].pid = r.ok;
+		err = r.err;
+	}
+	close(made[0]);
+	close(made[1]);
+	close(mapped[0]);
+	close(mapped[1]);
+	ns_keeper = keeper;
+	if (err) {
+		for (i = 0; i < NS_UIDS; i++) {
+			close(ag[i].to);
+			close(ag[i].from);
+			ag[i].pid = 0;
+		}
+		waitpid(keeper, NULL, 0);
+		ns_keeper = 0;
+	}
+	return err;
+}
+
+/*
+ * D holds N/4 ids; the uids of D's namespace add N/2 each, in turn:
+ * together they must get exactly the rest of D's N. Returns 1 if every
+ * check held, 0 if not, -1 if the kernel makes no user namespaces.
+ */
+static int userns_run(struct agent *b, uint64_t n)
+{
+	uint64_t quarter = n / 4, got = 0;
+	long long per[NS_UIDS], ruid, rowner, rown, ruser, left;
+	long long overflow = read_ll("/proc/sys/kernel/overflowuid");
+	struct agent d, ns[NS_UIDS];
+	int i, ret, all_nospc = 1, ok[5];
+	struct reply r;
+
+	/* Debian's kernels let users make user namespaces only with this set. */
+	if (read_ll(USERNS_CLONE) == 0) {
+		write_file(USERNS_CLONE, "1");
+		userns_clone_changed = 1;
+	}
+	agent_start(&d, UID_D);
+	agent_do(&d, 'o', 0, 0, 0);
+	r = agent_do(&d, 'a', 0, quarter, HOUR_NS);
+	ret = userns_agents_start(ns);
+	if (ret) {
+		for (i = 0; i < 5; i++)
+			ksft_test_result_skip("a user namespace of %d uids owned by D: %s\n", NS_UIDS,
+					      strerror(-ret));
+		agent_end(&d);
+		return ret == -EINVAL || ret == -EPERM || ret == -ENOSPC ? -1 : 0;
+	}
+
+	for (i = 0; i < NS_UIDS; i++) {
+		agent_do(&ns[i], 'o', 0, 0, 0);
+		r = agent_do(&ns[i], 'a', 0, n / 2, HOUR_NS);
+		per[i] = r.ok;
+		got += r.ok;
+		if (r.ok < (long long)(n / 2) && r.err != -ENOSPC)
+			all_nospc = 0;
+	}
+	r = agent_do(&ns[0], 'a', 0, 1, HOUR_NS);
+	ksft_print_msg("D holds %llu on the host; its namespace's uids 0..%d got %lld, %lld, %lld, %lld of %llu each, then %d\n",
+		       (unsigned long long)quarter, NS_UIDS - 1, per[0], per[1], per[2], per[3],
+		       (unsigned long long)n / 2, r.err);
+	ok[0] = got == n - quarter && all_nospc && r.err == -ENOSPC;
+	ksft_test_result(ok[0],
+			 "the %d uids of D's namespace together get what D's limit leaves (%llu of %llu), then ENOSPC\n",
+			 NS_UIDS, (unsigned long long)got, (unsigned long long)(n - quarter));
+
+	ruid = fdinfo_of(ns[0].pid, ns[0].fd[0], "uid");
+	ruser = fdinfo_of(ns[0].pid, ns[0].fd[0], "user_entries");
+	rowner = fdinfo_of(ns[0].pid, ns[0].fd[0], "owner_uid");
+	rown = fdinfo_of(ns[0].pid, ns[0].fd[0], "owner_entries");
+	ok[1] = ruid == NS_HOST_UID && ruser == per[0] && rowner == UID_D && rown == (long long)n;
+	ksft_test_result(ok[1],
+			 "root reads the namespace's uid 0 as %lld with %lld entries, its owner as %lld with %lld\n",
+			 ruid, ruser, rowner, rown);
+	r = agent_do(&ns[0], 'f', 0, 0, 0);
+	ok[2] = r.uid == 0 && r.owner == overflow && r.ok == (long long)n;
+	ksft_test_result(ok[2],
+			 "inside, the wheel shows uid %lld and the owner unmapped (%lld, overflowuid %lld) with %lld\n",
+			 r.uid, r.owner, overflow, r.ok);
+
+	r = agent_do(b, 'a', 0, 10, HOUR_NS);
+	ok[3] = r.ok == 10 && !r.err;
+	ksft_test_result(ok[3], "user B, outside, still adds (%lld of 10) while D is at its limit\n",
+			 r.ok);
+
+	for (i = 0; i < NS_UIDS; i++) {
+		agent_do(&ns[i], 'c', 0, 0, 0);
+		agent_do(&ns[i], 'x', 0, 0, 0);
+		close(ns[i].to);
+		close(ns[i].from);
+	}
+	waitpid(ns_keeper, NULL, 0);
+	ns_keeper = 0;
+	left = fdinfo_of(d.pid, d.fd[0], "user_entries");
+	ok[4] = left == (long long)quarter;
+	ksft_test_result(ok[4], "closing the namespace's wheels gives D back its entries (%lld left)\n",
+			 left);
+	agent_end(&d);
+	return ok[0] && ok[1] && ok[2] && ok[3] && ok[4];
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = arg_or_env(argc, argv, "TWHEEL_PERUSER_LIMIT", 1000), half = n / 2;
 	struct agent a, b, c;
 	struct reply r1, r2, r3, rb, rc;
 	struct stat st;
-	int a_held, b_ok, seen, changed;
+	int a_held, b_ok, ns_held, seen, changed;
 	long long ua1, ua2, ub;
 
 	ksft_print_header();
@@ -241,7 +438,7 @@ int main(int argc, char **argv)
 	saved_total = module_param("max_entries_total", 0);
 	if (!saved_user || !saved_total)
 		ksft_exit_skip("no module parameters max_user_entries and max_entries_total\n");
-	ksft_set_plan(9);
+	ksft_set_plan(14);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	atexit(restore);
@@ -317,6 +514,7 @@ int main(int argc, char **argv)
 	r1 = agent_do(&a, 'c', 0, 0, 0);
 	ub = fdinfo_of(b.pid, b.fd[0], "user_entries");
 	ksft_test_result(!r1.err && ub == 10, "A's close leaves B's count alone (%lld)\n", ub);
+	ns_held = userns_run(&b, n);
 	agent_end(&a);
 	agent_end(&b);
 	changed = mode_changed;
@@ -326,7 +524,8 @@ int main(int argc, char **argv)
 			 !stat(TWHEEL_DEVICE, &st) && (!changed || (st.st_mode & 07777) == saved_mode),
 			 "module parameters%s restored\n", changed ? " and the device's mode" : "");
 
-	printf("peruser: limit=%llu a_held=%s b_ok=%s\n", (unsigned long long)n,
-	       a_held ? "yes" : "no", b_ok ? "yes" : "no");
+	printf("peruser: limit=%llu a_held=%s b_ok=%s ns_held=%s\n", (unsigned long long)n,
+	       a_held ? "yes" : "no", b_ok ? "yes" : "no",
+	       ns_held < 0 ? "skip" : ns_held ? "yes" : "no");
 	ksft_finished();
 }
