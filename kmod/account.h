@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Entry limits across wheels: per user, per owner of user namespaces and
- * for the module as a whole. See account.c.
+ * for the module as a whole; kernel threads per owner. See account.c.
  */
 #ifndef TWHEEL_ACCOUNT_H
 #define TWHEEL_ACCOUNT_H
@@ -27,6 +27,7 @@ void twheel_account_exit(void);
  * context.
  */
 struct twheel_user *twheel_user_get(void);
+void twheel_user_hold(struct twheel_user *user);
 void twheel_user_put(struct twheel_user *user);
 
 /*
@@ -43,6 +44,10 @@ void twheel_uncharge(struct twheel_user *user, long n);
  * namespace.
  */
 struct twheel_user *twheel_user_owner(struct twheel_user *user);
+
+/* Count a worker thread against @owner, or -ENOSPC past max_user_workers. */
+int twheel_user_add_worker(struct twheel_user *owner);
+void twheel_user_del_worker(struct twheel_user *owner);
 
 kuid_t twheel_user_uid(const struct twheel_user *user);
 /* Entries charged to @user now, over all of its wheels and those below it. */

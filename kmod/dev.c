@@ -20,9 +20,10 @@
  * wheel is armed, absolute, for the tick of the wheel's next event (see
  * tw_next_event()), and not at all while nothing is due: an idle wheel
  * costs nothing and the tick cannot drift. The timer callback (hard IRQ)
- * only queues ctx->work; the work advances the wheel in process context,
- * at most TWHEEL_ADVANCE_BUDGET entries at a time, catching up every tick
- * missed since, and re-arms the timer.
+ * only kicks ctx->job; the job advances the wheel in process context, in
+ * a kernel thread in the owner's cgroups that is charged and throttled as
+ * the owner is (worker.c): at most TWHEEL_ADVANCE_BUDGET entries at a
+ * time, catching up every tick missed since, and re-arms the timer.
  *
  * Expired entries wait on the wheel's expired list, each in its own
  * memory, until read(2) copies them out and frees them: the caps on
@@ -31,16 +32,16 @@
  * module (account.c); memory to the memory cgroup of the task whose call
  * allocates it, without the wheel's lock (struct twheel_pool): reclaim
  * for one sharer at its memory cgroup's limit delays nobody else. The
- * expiry work allocates nothing.
+ * expiry job allocates nothing.
  *
- * Nothing a user can drive keeps a CPU for long: the work yields every
+ * Nothing a user can drive keeps a CPU for long: the job yields every
  * TWHEEL_ADVANCE_BUDGET entries (index chain steps counted in), a batch,
  * a read and a release every chunk, and the id index is keyed and bounds
  * its chains (wheel.c), so chosen ids cost what random ones do.
  *
  * Locking:
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
- *    is taken in process context only (ioctl, read, work, release), and
+ *    is taken in process context only (ioctl, read, job, release), and
  *    never held across a user copy or an allocation: callers drop it to
  *    allocate entries (twheel_pool_fill()) and index tables
  *    (twheel_index_prepare()).
@@ -72,7 +73,6 @@
 #include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
-#include <linux/workqueue.h>
 
 #include <linux/twheel.h>
 
@@ -81,12 +81,13 @@
 #include "dev.h"
 #include "touch.h"
 #include "wheel.h"
+#include "worker.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
 /*
- * Work per run before the work yields the CPU and requeues: entries
+ * Work per run before the job yields the CPU and requeues: entries
  * moved, and index chain steps (see tw_advance()).
  */
 #define TWHEEL_ADVANCE_BUDGET	4096
@@ -117,8 +118,6 @@ MODULE_PARM_DESC(max_entries_per_wheel,
 /* Entries of wheels without a touch table, and of wheels with one. */
 static struct kmem_cache *twheel_entry_cache;
 static struct kmem_cache *twheel_touch_entry_cache;
-/* Runs every wheel's expiry work; see twheel_dev_init(). */
-static struct workqueue_struct *twheel_wq;
 /* Names wheels in fdinfo and tracepoints. */
 static atomic64_t twheel_serial = ATOMIC64_INIT(0);
 
@@ -149,8 +148,9 @@ struct twheel_touch_entry {
  * @lock:		see "Locking" above.
  * @read_lock:		see "Locking" above.
  * @wqh:		readers and pollers wait here for events.
- * @timer:		fires at the wheel's next event; queues @work.
- * @work:		advances the wheel in process context.
+ * @timer:		fires at the wheel's next event; kicks @job.
+ * @job:		advances the wheel in process context, in the worker
+ *			of the owner's cgroup; attached at setup.
  * @user:		whom the entries are charged to; fixed at open.
  * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
  * @is_setup:		set once by setup (release store, acquire loads);
@@ -168,11 +168,11 @@ struct twheel_touch_entry {
  * @touch:		the touch table, if any.
  * @events_waiting:	wheel.nr_expired, published.
  * @live:		wheel.nr_live, published.
- * @dying:		release has begun; the work must not re-arm. Under @lock.
+ * @dying:		release has begun; the job must not re-arm. Under @lock.
  * @armed:		@timer is armed for tick @armed_tick. Under @lock.
  * @armed_tick:		see @armed.
  * @expired_total:	events ever moved to the expired list. Published.
- * @ticks_run:		work runs that advanced the clock. Published.
+ * @ticks_run:		job runs that advanced the clock. Published.
  * @ticks_caught_up:	ticks between the one the timer was armed for
  *			and the one processed when it ran late. Published.
  * @touch_rearms:	ids a touch kept alive. Published.
@@ -186,7 +186,7 @@ struct twheel_ctx {
 	struct mutex read_lock;		/* one reader at a time; outside @lock */
 	wait_queue_head_t wqh;
 	struct hrtimer timer;
-	struct work_struct work;
+	struct twheel_job job;
 	struct twheel_user *user;
 	u64 serial;
 	bool is_setup;
@@ -478,7 +478,7 @@ static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
 {
 	struct twheel_ctx *ctx = container_of(timer, struct twheel_ctx, timer);
 
-	queue_work(twheel_wq, &ctx->work);
+	twheel_job_kick(&ctx->job);
 	return HRTIMER_NORESTART;
 }
 
@@ -562,10 +562,14 @@ static void twheel_wake_readers(struct twheel_ctx *ctx)
 	wake_up_interruptible_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 }
 
-/* Process context: expire and cascade what is due, then re-arm or requeue. */
-static void twheel_work_fn(struct work_struct *work)
+/*
+ * In the worker thread: expire and cascade what is due, then re-arm the
+ * timer; true if the budget ran out first, so that the worker runs the
+ * job again after the other wheels' turns.
+ */
+static bool twheel_run(struct twheel_job *job)
 {
-	struct twheel_ctx *ctx = container_of(work, struct twheel_ctx, work);
+	struct twheel_ctx *ctx = container_of(job, struct twheel_ctx, job);
 	bool done, wake;
 	u64 now_tick;
 	ktime_t now;
@@ -573,7 +577,7 @@ static void twheel_work_fn(struct work_struct *work)
 	mutex_lock(&ctx->lock);
 	if (ctx->dying) {
 		mutex_unlock(&ctx->lock);
-		return;
+		return false;
 	}
 	now = twheel_now(ctx);
 	now_tick = twheel_ns_to_tick(ctx, now);
@@ -588,8 +592,7 @@ static void twheel_work_fn(struct work_struct *work)
 
 	if (wake)
 		twheel_wake_readers(ctx);
-	if (!done)
-		queue_work(twheel_wq, &ctx->work);
+	return !done;
 }
 
 /*
@@ -627,7 +630,7 @@ static int twheel_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->read_lock);
 	init_waitqueue_head(&ctx->wqh);
-	INIT_WORK(&ctx->work, twheel_work_fn);
+	twheel_job_init(&ctx->job, twheel_run);
 	get_random_bytes(&key, sizeof(key));
 	tw_init(&ctx->wheel, 0, &key);
 	memzero_explicit(&key, sizeof(key));
@@ -659,15 +662,16 @@ static int twheel_release(struct inode *inode, struct file *file)
 	struct twheel_reaper reaper = { .ctx = ctx };
 
 	/*
-	 * The work re-arms the timer and the timer queues the work: stop the
-	 * work from re-arming first, then neither can come back.
+	 * The job re-arms the timer and the timer kicks the job: stop the job
+	 * from re-arming first, then neither can come back; the worker lets
+	 * go of the job before the context goes.
 	 */
 	mutex_lock(&ctx->lock);
 	ctx->dying = true;
 	mutex_unlock(&ctx->lock);
 	if (twheel_ready(ctx))
 		hrtimer_cancel(&ctx->timer);
-	cancel_work_sync(&ctx->work);
+	twheel_job_stop(&ctx->job);
 
 	/* Nobody else can reach the wheel now: free it without the lock. */
 	tw_destroy(&ctx->wheel, twheel_reap_entry, &reaper);
@@ -734,6 +738,10 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 		ret = -EBUSY;
 		goto out;
 	}
+	/* The expiry job's worker: in the caller's cgroups, made if need be. */
+	ret = twheel_job_attach(&ctx->job, ctx->user);
+	if (ret)
+		goto out;
 	ctx->clockid = args.clockid;
 	ctx->tick_ns = args.tick_ns;
 	ctx->default_timeout_ns = args.default_timeout_ns;
@@ -1301,6 +1309,7 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 	bool writer = file->f_mode & FMODE_WRITE;
 
+	twheel_job_adopt(&ctx->job, ctx->user);
 	switch (cmd) {
 	case TWHEEL_IOC_SETUP:
 		if (!writer)
@@ -1383,6 +1392,7 @@ static ssize_t twheel_read(struct file *file, char __user *buf, size_t count,
 		return -EINVAL;
 	if (!twheel_ready(ctx))
 		return -EBADFD;
+	twheel_job_adopt(&ctx->job, ctx->user);
 
 	for (;;) {
 		if (!READ_ONCE(ctx->events_waiting)) {
@@ -1531,12 +1541,6 @@ static struct miscdevice twheel_misc = {
 	.mode	= 0600,
 };
 
-/*
- * The expiry work of every wheel runs here. Unbound: a wheel's work may
- * run on any CPU, so a busy CPU where its timer fired does not delay it.
- * Its workers are ordinary kernel threads at nice 0, so a mass expiry
- * competes fairly with user tasks; the work yields between chunks.
- */
 int twheel_dev_init(void)
 {
 	int ret;
@@ -1557,18 +1561,11 @@ int twheel_dev_init(void)
 		ret = -ENOMEM;
 		goto err_cache;
 	}
-	twheel_wq = alloc_workqueue("twheel", WQ_UNBOUND, 0);
-	if (!twheel_wq) {
-		ret = -ENOMEM;
-		goto err_touch_cache;
-	}
 	ret = misc_register(&twheel_misc);
 	if (ret)
-		goto err_wq;
+		goto err_touch_cache;
 	return 0;
 
-err_wq:
-	destroy_workqueue(twheel_wq);
 err_touch_cache:
 	kmem_cache_destroy(twheel_touch_entry_cache);
 err_cache:
@@ -1581,7 +1578,7 @@ err_account:
 void twheel_dev_exit(void)
 {
 	misc_deregister(&twheel_misc);
-	destroy_workqueue(twheel_wq);
+	twheel_worker_exit();
 	kmem_cache_destroy(twheel_touch_entry_cache);
 	kmem_cache_destroy(twheel_entry_cache);
 	twheel_account_exit();

@@ -7,7 +7,7 @@
  * 10 ms tick and read back by this thread as they expire, while 0 or 2
  * threads spin on the guest's CPUs. For each event, lateness is
  * expired_ns - deadline_ns: how long after the deadline the kernel's
- * expiry work processed it (hrtimer, then the module's workqueue, which
+ * expiry work processed it (hrtimer, then the wheel's worker thread, which
  * competes with the hogs). Reported as p50/p99/max; asserted only that
  * nothing is early (deadline >= the time of the add + timeout, expiry
  * stamp >= deadline, read(2) returning after the deadline) and nothing

@@ -90,7 +90,10 @@
  *			touch table, 1 to TWHEEL_TOUCH_MAX_SLOTS and at most
  *			the wheel's cap; must be 0 otherwise.
  *
- * Setup is done once per wheel: a second call fails with EBUSY.
+ * Setup is done once per wheel: a second call fails with EBUSY. It gives
+ * the wheel its worker, the kernel thread that runs its expiry in the
+ * caller's cgroups, charged and throttled with the caller (cgroup v2
+ * from Linux 5.16 on; ENOSPC past the module parameter max_user_workers).
  */
 struct twheel_setup_args {
 	__u64 tick_ns;
@@ -203,8 +206,9 @@ struct twheel_batch_args {
  * @expired_ns:	when the wheel processed the tick that passed it;
  *		never before @deadline_ns. @expired_ns - @deadline_ns is the
  *		event's lateness: a fraction of a tick with CPUs free, more
- *		when the expiry work (an ordinary nice-0 kernel thread) waits
- *		for a busy CPU; the deadline itself is never early.
+ *		when the wheel's worker (a nice-0 kernel thread in the
+ *		cgroups of the wheel's setup) waits for a busy CPU or for its
+ *		cgroup's cpu.max; the deadline itself is never early.
  *
  * read(2) returns whole records only, in deadline order (ids with the
  * same deadline in unspecified order); a buffer smaller than one record
