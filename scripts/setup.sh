@@ -55,6 +55,12 @@ packages() {
 	examples)
 		# examples/orders keeps its orders in SQLite (linked statically).
 		echo libsqlite3-dev ;;
+	python)
+		# bindings/python: Debian's python3 with its pytest and
+		# pytest-asyncio for the host tests (the versions the VM's Debian
+		# root has), python3-venv for the cache's venv of mypy and build
+		# from PyPI.
+		echo python3 python3-venv python3-pytest python3-pytest-asyncio ;;
 	deb)
 		# `make deb`: Debian's package tools, and lintian to check them.
 		echo dpkg-dev debhelper dh-dkms fakeroot lintian build-essential ;;
@@ -75,10 +81,10 @@ packages() {
 		# linked statically), and the VM's language root.
 		echo libhiredis-dev
 		packages vm ;;
-	check) for p in build vm style core examples deb bindings; do packages "$p"; done ;;
+	check) for p in build vm style core examples python deb bindings; do packages "$p"; done ;;
 	demo) for p in build vm; do packages "$p"; done ;;
 	*)
-		echo "setup: no purpose '$1' (build vm style core examples deb bindings server charts scenarios check demo)" >&2
+		echo "setup: no purpose '$1' (build vm style core examples python deb bindings server charts scenarios check demo)" >&2
 		exit 2 ;;
 	esac
 }
