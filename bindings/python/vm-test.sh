@@ -4,7 +4,7 @@
 # The Python binding inside the test VM (busybox sh, in the guest):
 #   vm/run.sh --lang --mem 3G --copy bindings/python KERNEL bindings/python/vm-test.sh
 #   vm/run.sh --lang --mem 3G --copy bindings/python KERNEL -- sh /opt/python/vm-test.sh PART...
-# PART: tests (the default), example. The package is
+# PART: tests (the default), example, bench. The package is
 # installed first as a user installs it: its wheel (dist/, which `make
 # vm-files` builds on the host) with pip into a venv of the Debian root's
 # python3 that also sees Debian's pytest and pytest-asyncio; everything
@@ -12,6 +12,7 @@
 #   tests    pytest over tests/, one TAP line per test, then
 #            "binding: lang=python kernel=K passed=N failed=N"
 #   example  examples/offline_server.py (its "offline-server:" summary)
+#   bench    bench/bench.py ("binding-bench:" lines)
 # Exit status 1 if any part failed.
 set -u
 
@@ -81,6 +82,10 @@ part_example() {
 	run_py "$opt/examples/offline_server.py"
 }
 
+part_bench() {
+	run_py "$opt/bench/bench.py"
+}
+
 [ $# -gt 0 ] || set -- tests
 install_wheel || {
 	echo "binding: lang=python kernel=$kernel passed=0 failed=1"
@@ -88,7 +93,7 @@ install_wheel || {
 }
 for part in "$@"; do
 	case $part in
-	tests|example) "part_$part" || status=1 ;;
+	tests|example|bench) "part_$part" || status=1 ;;
 	*) echo "vm-test.sh: unknown part $part" >&2; status=1 ;;
 	esac
 done
