@@ -4,7 +4,8 @@
 # The Python binding inside the test VM (busybox sh, in the guest):
 #   vm/run.sh --lang --mem 3G --copy bindings/python KERNEL bindings/python/vm-test.sh
 #   vm/run.sh --lang --mem 3G --copy bindings/python KERNEL -- sh /opt/python/vm-test.sh PART...
-# PART: tests (the default), example, bench. The package is
+# PART: tests, example, readme, bench; without one, the first three (a
+# few minutes; the bench is longer and wants -icount). The package is
 # installed first as a user installs it: its wheel (dist/, which `make
 # vm-files` builds on the host) with pip into a venv of the Debian root's
 # python3 that also sees Debian's pytest and pytest-asyncio; everything
@@ -12,6 +13,8 @@
 #   tests    pytest over tests/, one TAP line per test, then
 #            "binding: lang=python kernel=K passed=N failed=N"
 #   example  examples/offline_server.py (its "offline-server:" summary)
+#   readme   the README's "From Python" example as it stands (dist/readme.py,
+#            extracted by make vm-files)
 #   bench    bench/bench.py ("binding-bench:" lines)
 # Exit status 1 if any part failed.
 set -u
@@ -82,18 +85,22 @@ part_example() {
 	run_py "$opt/examples/offline_server.py"
 }
 
+part_readme() {
+	run_py "$opt/dist/readme.py"
+}
+
 part_bench() {
 	run_py "$opt/bench/bench.py"
 }
 
-[ $# -gt 0 ] || set -- tests
+[ $# -gt 0 ] || set -- tests example readme
 install_wheel || {
 	echo "binding: lang=python kernel=$kernel passed=0 failed=1"
 	exit 1
 }
 for part in "$@"; do
 	case $part in
-	tests|example|bench) "part_$part" || status=1 ;;
+	tests|example|readme|bench) "part_$part" || status=1 ;;
 	*) echo "vm-test.sh: unknown part $part" >&2; status=1 ;;
 	esac
 done
