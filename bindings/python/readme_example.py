@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 """Print the README's Python example: the first ```python block of the
-section "## From Python" of the README given (the main README's, once
-that section is there, or this folder's), exactly as it stands, so that
+section "## From Python" of the README given (the main README's),
+exactly as it stands, so that
 `make readme-test` runs what a reader copies. Exit 1 if there is none.
 
     python3 readme_example.py README.md > example.py
