@@ -29,11 +29,16 @@ const (
 	OpQuery Kind = opQuery
 )
 
-var kindNames = map[Kind]string{OpAdd: "add", OpRefresh: "refresh", OpCancel: "cancel", OpQuery: "query"}
-
 func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
+	switch k {
+	case OpAdd:
+		return "add"
+	case OpRefresh:
+		return "refresh"
+	case OpCancel:
+		return "cancel"
+	case OpQuery:
+		return "query"
 	}
 	return "op"
 }
@@ -115,9 +120,12 @@ func decodeResult(r *rawOp) (Result, error) {
 // one system call, each with its own result. The zero value is an empty
 // batch; Reset empties it for reuse without freeing its memory. A Batch
 // is not safe for concurrent use.
+//
+// The ops are kept encoded, as the kernel reads them, and an op's Kind is
+// its op field: pushing an op is a copy into the array, and a Result is
+// read from it with no allocation unless it is an error.
 type Batch struct {
 	ops     []rawOp
-	kinds   []Kind
 	applied int
 	err     error // the first op the encoder refused
 }
@@ -133,24 +141,33 @@ func (b *Batch) Push(op Op) {
 		b.err = e
 	}
 	b.ops = append(b.ops, r)
-	b.kinds = append(b.kinds, op.Kind)
+}
+
+// timed appends op @kind of @id with @timeout: Push's encoding of an op
+// with no deadline, slot or flag but the timeout, without building the Op.
+func (b *Batch) timed(kind Kind, id uint64, timeout time.Duration) {
+	if timeout < 0 {
+		b.Push(Op{Kind: kind, ID: id, Timeout: timeout})
+		return
+	}
+	r := rawOp{id: id, op: uint32(kind)}
+	if timeout > 0 {
+		r.flags, r.timeoutNS = opfTimeout, uint64(timeout)
+	}
+	b.ops = append(b.ops, r)
 }
 
 // Add appends an OpAdd of @id with @timeout (0: the wheel's default).
-func (b *Batch) Add(id uint64, timeout time.Duration) {
-	b.Push(Op{Kind: OpAdd, ID: id, Timeout: timeout})
-}
+func (b *Batch) Add(id uint64, timeout time.Duration) { b.timed(OpAdd, id, timeout) }
 
 // Refresh appends an OpRefresh of @id with @timeout (0: the default).
-func (b *Batch) Refresh(id uint64, timeout time.Duration) {
-	b.Push(Op{Kind: OpRefresh, ID: id, Timeout: timeout})
-}
+func (b *Batch) Refresh(id uint64, timeout time.Duration) { b.timed(OpRefresh, id, timeout) }
 
 // Cancel appends an OpCancel of @id.
-func (b *Batch) Cancel(id uint64) { b.Push(Op{Kind: OpCancel, ID: id}) }
+func (b *Batch) Cancel(id uint64) { b.timed(OpCancel, id, 0) }
 
 // Query appends an OpQuery of @id.
-func (b *Batch) Query(id uint64) { b.Push(Op{Kind: OpQuery, ID: id}) }
+func (b *Batch) Query(id uint64) { b.timed(OpQuery, id, 0) }
 
 // Len is the number of ops in the batch.
 func (b *Batch) Len() int { return len(b.ops) }
@@ -160,7 +177,7 @@ func (b *Batch) Applied() int { return b.applied }
 
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
-	b.ops, b.kinds, b.applied, b.err = b.ops[:0], b.kinds[:0], 0, nil
+	b.ops, b.applied, b.err = b.ops[:0], 0, nil
 }
 
 // Result is the answer to op @i of the last Wheel.Batch: its Result, or
@@ -170,12 +187,15 @@ func (b *Batch) Result(i int) (Result, error) {
 	if i < 0 || i >= len(b.ops) {
 		return Result{}, invalid("batch result", "index out of range")
 	}
-	id := b.ops[i].id
+	r := &b.ops[i]
 	if i >= b.applied {
-		e := invalid("batch "+b.kinds[i].String(), "op not applied")
-		e.ID, e.HasID = id, true
+		e := invalid("batch "+Kind(r.op).String(), "op not applied")
+		e.ID, e.HasID = r.id, true
 		return Result{}, e
 	}
-	res, err := decodeResult(&b.ops[i])
-	return res, opError("batch "+b.kinds[i].String(), id, err)
+	res, err := decodeResult(r)
+	if err != nil {
+		return res, opError("batch "+Kind(r.op).String(), r.id, err)
+	}
+	return res, nil
 }
