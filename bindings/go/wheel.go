@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -57,6 +58,7 @@ type Wheel struct {
 	table   *table        // nil without a touch table
 	mono    monoClock
 	fd      int // the number of f's descriptor: os.File.Fd would make it blocking
+	spare   atomic.Pointer[ioctlCall]
 }
 
 // Open creates a wheel: it opens /dev/twheel and sets it up with @o.
@@ -140,14 +142,20 @@ func (w *Wheel) Fd() int { return w.fd }
 
 // Do applies one op.
 func (w *Wheel) Do(op Op) (Result, error) {
-	var r rawOp
-	if err := op.encode(&r); err != nil {
+	var enc rawOp
+	if err := op.encode(&enc); err != nil {
 		e := err.(*Error)
 		e.ID, e.HasID = op.ID, true
 		return Result{}, e
 	}
-	_, err := w.ioctl(iocOp, unsafe.Pointer(&r))
-	if err != nil {
+	if w.unopened() {
+		return Result{}, opError(op.Kind.String(), op.ID, os.ErrInvalid)
+	}
+	c := w.call()
+	defer w.done(c)
+	r := &c.op
+	*r = enc
+	if _, err := w.control(c, iocOp, unsafe.Pointer(r)); err != nil {
 		// The op's own answer is in its result field too; a failure
 		// of the call itself (ErrClosed, EFAULT) is not.
 		if r.result != 0 {
@@ -155,8 +163,11 @@ func (w *Wheel) Do(op Op) (Result, error) {
 		}
 		return Result{}, opError(op.Kind.String(), op.ID, err)
 	}
-	res, err := decodeResult(&r)
-	return res, opError(op.Kind.String(), op.ID, err)
+	res, err := decodeResult(r)
+	if err != nil {
+		return Result{}, opError(op.Kind.String(), op.ID, err)
+	}
+	return res, nil
 }
 
 // Add makes @id live with its deadline @timeout from now (0: the wheel's
@@ -326,20 +337,59 @@ func (w *Wheel) Dump() iter.Seq2[DumpEntry, error] {
 	}
 }
 
-// ioctl issues @req on the wheel's descriptor with @arg, retrying on
-// EINTR; it returns the ioctl's non-negative result.
+// ioctlCall is one ioctl as RawConn.Control runs it. Control's func
+// escapes, so a closure made at each call would be allocated, with the
+// results it sets and the argument it points to: three or four objects
+// per op, more CPU than the system call's own entry. A call object whose
+// method value is bound once, and which holds a single op's argument
+// itself, is reused instead: each Wheel keeps one spare, so a goroutine
+// issuing ops one after another allocates nothing, and goroutines that
+// collide allocate one each.
+type ioctlCall struct {
+	req uintptr
+	arg unsafe.Pointer
+	n   int
+	err error
+	op  rawOp // Do's argument
+	run func(fd uintptr)
+}
+
+func (c *ioctlCall) ioctl(fd uintptr) { c.n, c.err = rawIoctl(fd, c.req, c.arg) }
+
+// call takes the Wheel's spare call object, or makes one.
+func (w *Wheel) call() *ioctlCall {
+	if c := w.spare.Swap(nil); c != nil {
+		return c
+	}
+	c := new(ioctlCall)
+	c.run = c.ioctl
+	return c
+}
+
+// done gives @c back as the spare, holding on to no memory of the caller.
+func (w *Wheel) done(c *ioctlCall) {
+	*c = ioctlCall{run: c.run}
+	w.spare.Store(c)
+}
+
+// control issues @req with @arg through @c on the wheel's descriptor,
+// retrying on EINTR; it returns the ioctl's non-negative result.
+func (w *Wheel) control(c *ioctlCall, req uintptr, arg unsafe.Pointer) (int, error) {
+	c.req, c.arg = req, arg
+	if err := w.rc.Control(c.run); err != nil {
+		return 0, w.closedErr(err)
+	}
+	return c.n, c.err
+}
+
+// ioctl is control with a call object of its own.
 func (w *Wheel) ioctl(req uintptr, arg unsafe.Pointer) (int, error) {
 	if w.unopened() {
 		return 0, os.ErrInvalid
 	}
-	var n int
-	var err error
-	cerr := w.rc.Control(func(fd uintptr) {
-		n, err = rawIoctl(fd, req, arg)
-	})
-	if cerr != nil {
-		return 0, w.closedErr(cerr)
-	}
+	c := w.call()
+	n, err := w.control(c, req, arg)
+	w.done(c)
 	return n, err
 }
 
