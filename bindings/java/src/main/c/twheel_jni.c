@@ -61,16 +61,6 @@ static struct jw *handle(jlong h)
 	return (struct jw *)(uintptr_t)h;
 }
 
-static bool jw_enter(struct jw *w)
-{
-	unsigned int v = atomic_fetch_add_explicit(&w->state, 1, memory_order_acquire);
-
-	if (!(v & JW_CLOSING))
-		return true;
-	atomic_fetch_sub_explicit(&w->state, 1, memory_order_release);
-	return false;
-}
-
 static void jw_leave(struct jw *w)
 {
 	unsigned int v = atomic_fetch_sub_explicit(&w->state, 1, memory_order_release) - 1;
@@ -81,6 +71,17 @@ static void jw_leave(struct jw *w)
 		pthread_cond_broadcast(&w->idle);
 		pthread_mutex_unlock(&w->lock);
 	}
+}
+
+static bool jw_enter(struct jw *w)
+{
+	unsigned int v = atomic_fetch_add_explicit(&w->state, 1, memory_order_acquire);
+
+	if (!(v & JW_CLOSING))
+		return true;
+	/* Counted in for a moment, so out as any user: the closer may wait for it. */
+	jw_leave(w);
+	return false;
 }
 
 JNIEXPORT jlong JNICALL Java_org_twheel_Wheel_nOpen(JNIEnv *env, jclass cls)
