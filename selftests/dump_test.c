@@ -29,8 +29,8 @@
 #define TICK_NS		(10 * NSEC_PER_MSEC)
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 #define NR_MILLION	(1U << 20)
-/* A debug kernel under emulation gets an eighth, to end in time. */
-#define NR_BIG		(debug_kernel() ? NR_MILLION / 8 : NR_MILLION)
+/* A debug kernel under emulation gets a 32nd, to end in time (scale_test). */
+#define NR_BIG		(debug_kernel() ? NR_MILLION / 32 : NR_MILLION)
 #define CHUNK		(1U << 15)
 #define ENT		sizeof(struct twheel_dump_entry)
 #define PAGE		4096
