@@ -38,9 +38,24 @@ toolchains="/usr/local/go /root/.pyenv
 	/usr/share/maven /etc/maven
 	/usr/bin/node /usr/lib/node_modules /usr/include/node"
 # Debian's Maven links its jars from /usr/share/java, where other
-# packages install theirs too: those files alone, not the directory.
-toolchains="$toolchains $(for l in /usr/share/maven/lib/* /usr/share/maven/boot/*; do
-	readlink -f "$l"; done | grep -v '^/usr/share/maven/' | sort -u)"
+# packages install theirs too: those files alone, not the directory, and
+# the links between (guice-no-aop.jar -> guice-no-aop-4.2.3.jar) made
+# again in the root.
+maven_jars() {
+	local l t n
+	for l in /usr/share/maven/lib/* /usr/share/maven/boot/*; do
+		t=$l
+		while [ -L "$t" ]; do
+			n=$(readlink "$t")
+			case $n in /*) ;; *) n=$(dirname "$t")/$n ;; esac
+			n=$(realpath -s "$n")
+			case $t in /usr/share/maven/*) ;; *) echo "link $t=$(readlink "$t")" ;; esac
+			t=$n
+		done
+		case $t in /usr/share/maven/*) ;; *) echo "file $t" ;; esac
+	done | sort -u
+}
+toolchains="$toolchains $(maven_jars | sed -n 's/^file //p')"
 # The commands those toolchains are found by.
 links="/usr/bin/java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 	/usr/bin/javac=/usr/lib/jvm/java-17-openjdk-amd64/bin/javac
@@ -48,7 +63,17 @@ links="/usr/bin/java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 	/usr/bin/keytool=/usr/lib/jvm/java-17-openjdk-amd64/bin/keytool
 	/usr/bin/mvn=/usr/share/maven/bin/mvn
 	/usr/bin/npm=/usr/lib/node_modules/npm/bin/npm-cli.js
-	/usr/bin/npx=/usr/lib/node_modules/npm/bin/npx-cli.js"
+	/usr/bin/npx=/usr/lib/node_modules/npm/bin/npx-cli.js
+	$(maven_jars | sed -n 's/^link //p')"
+# This kind of machine reaches the registries through a proxy whose
+# certificate authorities the network gives, as it gives the name
+# servers: their files (where ca-certificates takes a machine's own, so
+# that installing it puts them in /etc/ssl/certs), and the variables of
+# the environment that name the bundle, passed on.
+ca_dir=/usr/local/share/ca-certificates
+ca_env=$(for v in SSL_CERT_FILE SSL_CERT_DIR PIP_CERT REQUESTS_CA_BUNDLE CURL_CA_BUNDLE \
+	NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO; do
+	[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)
 path=/usr/local/go/bin:/root/.pyenv/shims:/root/.pyenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 die() { echo "fresh: $*" >&2; exit 2; }
@@ -113,6 +138,10 @@ deb $mirror bookworm-updates main
 deb ${mirror%/debian}/debian-security bookworm-security main
 EOF
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+if [ -d "$ca_dir" ]; then
+	mkdir -p "$root$ca_dir"
+	find "$ca_dir" -maxdepth 1 -name '*.crt' -exec cp {} "$root$ca_dir/" \;
+fi
 # A mirror that serves expired Release files (a snapshot) needs these.
 apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
 	>"$root/etc/apt/apt.conf.d/00fresh-host" || true
@@ -157,6 +186,7 @@ inside() {
 	mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
 	chroot "$root" /usr/bin/env -i HOME=/root PATH="$path" PYENV_ROOT=/root/.pyenv \
 		LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive TWHEEL_CACHE="$cache" \
+		$ca_env \
 		${TWHEEL_KERNELS:+TWHEEL_KERNELS="$TWHEEL_KERNELS"} \
 		${TWHEEL_SERVER:+TWHEEL_SERVER="$TWHEEL_SERVER"} \
 		bash -c 'cd /root/twheel && eval "$1"' bash "$1"
@@ -168,7 +198,7 @@ log=$cache/fresh/last.log
 for c in "${commands[@]}"; do
 	stage "$c"
 	export -f inside
-	export toolchains links cache path
+	export toolchains links cache path ca_env
 	set +e
 	unshare --mount --propagation private bash -c 'inside "$@"' bash "$root" "$c" 2>&1 | tee -a "$log"
 	rc=${PIPESTATUS[0]}
