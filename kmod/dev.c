@@ -198,7 +198,7 @@ struct twheel_ctx {
 	ktime_t epoch;
 	s64 clock_offset_ns;
 	struct kmem_cache *cache;
-	struct twheel_touch touch;
+	struct twheel_touch_table touch;
 	u64 events_waiting;
 	u64 live;
 	bool dying;
@@ -219,7 +219,7 @@ static bool twheel_ready(struct twheel_ctx *ctx)
 	return smp_load_acquire(&ctx->is_setup);
 }
 
-static ktime_t twheel_now(const struct twheel_ctx *ctx)
+static ktime_t twheel_ctx_now(const struct twheel_ctx *ctx)
 {
 	return ctx->clockid == CLOCK_BOOTTIME ? ktime_get_boottime() : ktime_get();
 }
@@ -545,7 +545,7 @@ static bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns
 	 * clock read again here is clamped.
 	 */
 	if (touched > now_ns)
-		touched = min_t(u64, touched, ktime_to_ns(twheel_now(ctx)));
+		touched = min_t(u64, touched, ktime_to_ns(twheel_ctx_now(ctx)));
 	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
 	if (!tw_after(tick, w->clk))
 		return false;
@@ -579,7 +579,7 @@ static bool twheel_run(struct twheel_job *job)
 		mutex_unlock(&ctx->lock);
 		return false;
 	}
-	now = twheel_now(ctx);
+	now = twheel_ctx_now(ctx);
 	now_tick = twheel_ns_to_tick(ctx, now);
 	if (ctx->armed && tw_after(now_tick, ctx->armed_tick))
 		WRITE_ONCE(ctx->ticks_caught_up,
@@ -605,14 +605,14 @@ static bool twheel_run(struct twheel_job *job)
  */
 static ktime_t twheel_present(struct twheel_ctx *ctx)
 {
-	ktime_t now = twheel_now(ctx);
+	ktime_t now = twheel_ctx_now(ctx);
 
 	lockdep_assert_held(&ctx->lock);
 	tw_idle_to(&ctx->wheel, twheel_ns_to_tick(ctx, now));
 	return now;
 }
 
-static int twheel_open(struct inode *inode, struct file *file)
+static int twheel_dev_open(struct inode *inode, struct file *file)
 {
 	struct twheel_ctx *ctx;
 	hsiphash_key_t key;
@@ -690,7 +690,7 @@ static int twheel_release(struct inode *inode, struct file *file)
 static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 			       struct twheel_setup_args __user *uargs)
 {
-	struct twheel_touch touch = {};
+	struct twheel_touch_table touch = {};
 	struct twheel_setup_args args;
 	u32 max_entries;
 	u64 max_timeout;
@@ -747,7 +747,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	ctx->default_timeout_ns = args.default_timeout_ns;
 	ctx->max_timeout_ns = max_timeout;
 	ctx->max_entries = max_entries;
-	ctx->epoch = twheel_now(ctx);
+	ctx->epoch = twheel_ctx_now(ctx);
 	ctx->clock_offset_ns = twheel_timens_offset(ctx->clockid);
 	if (touch.slots) {
 		ctx->touch = touch;
@@ -1172,7 +1172,7 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 	if (tmpl.flags & TWHEEL_OPF_ABSTIME) {
 		u64 tick, timeout;
 
-		ret = twheel_op_tick(ctx, &tmpl, twheel_now(ctx), &tick, &timeout);
+		ret = twheel_op_tick(ctx, &tmpl, twheel_ctx_now(ctx), &tick, &timeout);
 		if (ret)
 			return ret;
 	}
@@ -1338,7 +1338,8 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EBADFD;
 		return twheel_ioctl_refresh(ctx, uarg);
 	default:
-		return -ENOTTY;
+		/* The VFS answers ENOTTY for it, as for every driver. */
+		return -ENOIOCTLCMD;
 	}
 }
 
@@ -1517,7 +1518,7 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 
 static const struct file_operations twheel_fops = {
 	.owner		= THIS_MODULE,
-	.open		= twheel_open,
+	.open		= twheel_dev_open,
 	.release	= twheel_release,
 	.read		= twheel_read,
 	.poll		= twheel_poll,

@@ -32,7 +32,7 @@ unsigned int twheel_touch_pages(u32 slots)
 	return DIV_ROUND_UP(slots, TWHEEL_SLOTS_PER_PAGE);
 }
 
-int twheel_touch_init(struct twheel_touch *t, u32 slots)
+int twheel_touch_init(struct twheel_touch_table *t, u32 slots)
 {
 	unsigned int i, n = twheel_touch_pages(slots);
 
@@ -58,7 +58,7 @@ err_pages:
 	return -ENOMEM;
 }
 
-void twheel_touch_free(struct twheel_touch *t)
+void twheel_touch_free(struct twheel_touch_table *t)
 {
 	unsigned int i;
 
@@ -70,7 +70,7 @@ void twheel_touch_free(struct twheel_touch *t)
 	t->slots = 0;
 }
 
-u64 twheel_touch_read(const struct twheel_touch *t, u32 slot)
+u64 twheel_touch_read(const struct twheel_touch_table *t, u32 slot)
 {
 	const u64 *page = page_address(t->pages[slot / TWHEEL_SLOTS_PER_PAGE]);
 
@@ -80,7 +80,7 @@ u64 twheel_touch_read(const struct twheel_touch *t, u32 slot)
 
 static vm_fault_t twheel_touch_fault(struct vm_fault *vmf)
 {
-	struct twheel_touch *t = vmf->vma->vm_private_data;
+	struct twheel_touch_table *t = vmf->vma->vm_private_data;
 	struct page *page;
 
 	if (vmf->pgoff >= t->nr_pages)
@@ -95,7 +95,7 @@ static const struct vm_operations_struct twheel_touch_vm_ops = {
 	.fault	= twheel_touch_fault,
 };
 
-int twheel_touch_mmap(struct twheel_touch *t, struct vm_area_struct *vma)
+int twheel_touch_mmap(struct twheel_touch_table *t, struct vm_area_struct *vma)
 {
 	/*
 	 * Shared, at offset 0, within the table: a private copy would never
