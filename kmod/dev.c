@@ -1205,7 +1205,8 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 			break;
 		cond_resched();
 	}
-	if (!done)
+	/* For no ids, success and no failures; for ids, none applied: the error. */
+	if (!done && args.count)
 		return ret;
 	if (put_user(nr_failed, &uargs->nr_failed))
 		return -EFAULT;

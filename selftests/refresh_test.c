@@ -184,6 +184,11 @@ TEST_F(wheel, nr_failed_on_input_is_ignored)
 	a.ids = 8;
 	EXPECT_EQ(-EFAULT, refresh(self->fd, &a));
 	EXPECT_EQ(JUNK, a.nr_failed);
+	/* No ids: none applied, and none failed. */
+	a.ids = (uintptr_t)ids;
+	a.count = 0;
+	EXPECT_EQ(0, refresh(self->fd, &a));
+	EXPECT_EQ(0, a.nr_failed);
 }
 
 TEST(before_setup_is_ebadfd)
