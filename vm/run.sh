@@ -20,9 +20,13 @@
 # the kmemleak report (where the kernel has kmemleak), the rmmod result,
 # and last "twheel-vm: done". No "done" is not a pass. The kernel log
 # (first serial port) is then searched for BUG/WARNING/KASAN/UBSAN/leak/
-# oops lines. Exit status: 0 all good, 1 a test or check failed, 2 the
-# harness could not run (usage, build). Compiler and sparse warnings are
-# printed, not failures here; scripts/check.sh counts them.
+# oops lines. A kernel that dies while booting, before /init prints
+# anything (so before the module is loaded), is booted once more, its
+# first log kept as kernel-boot-1.log; a second such death fails as any
+# run without "done" does. Exit status: 0 all good, 1 a test or check
+# failed, 2 the harness could not run (usage, build). Compiler and
+# sparse warnings are printed, not failures here; scripts/check.sh counts
+# them.
 set -eu
 
 usage() {
@@ -110,7 +114,7 @@ out=${out:-$cache/out/$kernel}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/initramfs"
-rm -f "$out"/{twheel.ko,build.log,sparse.log,build-module.txt,kernel.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
+rm -f "$out"/{twheel.ko,build.log,sparse.log,build-module.txt,kernel.log,kernel-boot-1.log,results.raw,results.txt,kernel-log-problems.txt,initramfs.cpio}
 echo "vm/run.sh: $kernel: $image, output in $out"
 
 "$here/build-module.sh" --src "$src" "$kernel" "$out" >"$out/build-module.txt" || {
@@ -177,11 +181,25 @@ rc=0
 progress_vm_out=$out
 watch=(run_progress "VM $kernel" progress_vm)
 [ "$shell" = 1 ] && watch=()
-${watch[@]+"${watch[@]}"} "$here/qemu.sh" --accel "$accel" ${icount[@]+"${icount[@]}"} \
-	--cpus "$cpus" --mem "$mem" ${limit[@]+"${limit[@]}"} \
-	--kernel "$image" --initrd "$out/initramfs.cpio" --append "$cmdline${append:+ $append}" -- \
-	"${console[@]}" -serial "file:$out/results.raw" \
-	${qemu_extra[@]+"${qemu_extra[@]}"} || rc=$?
+# A kernel that dies while booting, before /init has said a word (an
+# Oops under TCG's cross-modifying code, seen on 7.2 and 7.3-rc in
+# sched_clock_cpu's static branch), never loaded the module: boot once
+# more, keeping the first kernel log as kernel-boot-1.log.
+for boot in 1 2; do
+	rc=0
+	${watch[@]+"${watch[@]}"} "$here/qemu.sh" --accel "$accel" ${icount[@]+"${icount[@]}"} \
+		--cpus "$cpus" --mem "$mem" ${limit[@]+"${limit[@]}"} \
+		--kernel "$image" --initrd "$out/initramfs.cpio" --append "$cmdline${append:+ $append}" -- \
+		"${console[@]}" -serial "file:$out/results.raw" \
+		${qemu_extra[@]+"${qemu_extra[@]}"} || rc=$?
+	[ "$shell" = 0 ] && [ "$boot" = 1 ] && ! grep -qa 'twheel-vm: ' "$out/results.raw" &&
+		grep -qaE 'Oops|Kernel panic' "$out/kernel.log" || break
+	echo "vm/run.sh: $kernel: the kernel died while booting, before /init ran" \
+		"($(grep -aE -m 1 'Oops|Kernel panic' "$out/kernel.log" | tr -d '\r' | cut -c1-100));" \
+		"booting once more (first log: $out/kernel-boot-1.log)" >&2
+	mv "$out/kernel.log" "$out/kernel-boot-1.log"
+	rm -f "$out/results.raw"
+done
 echo "vm/run.sh: $kernel: VM ran $(( $(date +%s) - start )) s"
 [ "$rc" = 124 ] && echo "vm/run.sh: $kernel: VM killed after the ${vm_timeout} s timeout" >&2
 [ "$rc" != 0 ] && [ "$rc" != 124 ] && echo "vm/run.sh: $kernel: qemu exited with $rc" >&2
