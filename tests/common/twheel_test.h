@@ -182,6 +182,52 @@ static inline int module_param_set(const char *name, unsigned long long val)
 }
 
 /*
+ * Raise the module's user and total entry limits to at least @want, for a
+ * program that adds more ids than a small VM's defaults allow; 0, or -1
+ * if they cannot be read or set. entry_limits_restore() puts back what
+ * was found (call it at exit and from a SIGTERM handler); it does nothing
+ * if nothing was raised. One program, one set of saved limits.
+ */
+struct entry_limits {
+	unsigned long long user, total;
+	int raised;
+};
+
+static inline struct entry_limits *entry_limits_saved(void)
+{
+	static struct entry_limits saved;
+
+	return &saved;
+}
+
+static inline void entry_limits_restore(void)
+{
+	struct entry_limits *l = entry_limits_saved();
+
+	if (l->raised) {
+		module_param_set("max_user_entries", l->user);
+		module_param_set("max_entries_total", l->total);
+		l->raised = 0;
+	}
+}
+
+static inline int entry_limits_raise(unsigned long long want)
+{
+	struct entry_limits *l = entry_limits_saved();
+
+	l->user = module_param("max_user_entries", 0);
+	l->total = module_param("max_entries_total", 0);
+	if (!l->user || !l->total)
+		return -1;
+	l->raised = 1;
+	if (l->user < want && module_param_set("max_user_entries", want))
+		return -1;
+	if (l->total < want && module_param_set("max_entries_total", want))
+		return -1;
+	return 0;
+}
+
+/*
  * A debug kernel (lockdep, KASAN, kmemleak: the one with /proc/lockdep)
  * under emulation is several times slower than a production one: tests
  * scale their sizes and time slack down and up by this.

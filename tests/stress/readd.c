@@ -30,38 +30,13 @@
 #define BATCH		65536
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 
-static unsigned long long saved_user, saved_total;
-static int params_raised;
-
-static void restore(void)
-{
-	if (params_raised) {
-		module_param_set("max_user_entries", saved_user);
-		module_param_set("max_entries_total", saved_total);
-		params_raised = 0;
-	}
-}
-
 static void on_signal(int sig)
 {
-	restore();
+	entry_limits_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-static int params_raise(unsigned long long want)
-{
-	saved_user = module_param("max_user_entries", 0);
-	saved_total = module_param("max_entries_total", 0);
-	if (!saved_user || !saved_total)
-		return -1;
-	params_raised = 1;
-	if (saved_user < want && module_param_set("max_user_entries", want))
-		return -1;
-	if (saved_total < want && module_param_set("max_entries_total", want))
-		return -1;
-	return 0;
-}
 
 /* Ids spread over the whole u64 range, all distinct. */
 static uint64_t id_of(uint64_t i)
@@ -169,8 +144,8 @@ int main(int argc, char **argv)
 			       avail >> 20);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	atexit(restore);
-	if (params_raise(n + BATCH))
+	atexit(entry_limits_restore);
+	if (entry_limits_raise(n + BATCH))
 		ksft_exit_skip("cannot raise the module's entry limits\n");
 	ksft_set_plan(2);
 
@@ -213,6 +188,6 @@ int main(int argc, char **argv)
 			 "the same %llu ids added again after the mass expiry: none refused\n",
 			 (unsigned long long)n);
 	close(fd);
-	restore();
+	entry_limits_restore();
 	ksft_finished();
 }

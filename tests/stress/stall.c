@@ -63,8 +63,6 @@
 #define MAX_CPUS	64
 
 /* What the run changes, put back at exit and on SIGTERM. */
-static unsigned long long saved_user, saved_total;
-static int params_raised;
 static int offlined[MAX_CPUS], n_offlined;
 
 static void restore(void)
@@ -72,11 +70,7 @@ static void restore(void)
 	char path[96];
 	int i;
 
-	if (params_raised) {
-		module_param_set("max_user_entries", saved_user);
-		module_param_set("max_entries_total", saved_total);
-		params_raised = 0;
-	}
+	entry_limits_restore();
 	for (i = 0; i < n_offlined; i++) {
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", offlined[i]);
 		write_file(path, "1");
@@ -91,20 +85,6 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* Raise the user and module entry limits to at least @want. */
-static int params_raise(unsigned long long want)
-{
-	saved_user = module_param("max_user_entries", 0);
-	saved_total = module_param("max_entries_total", 0);
-	if (!saved_user || !saved_total)
-		return -1;
-	params_raised = 1;
-	if (saved_user < want && module_param_set("max_user_entries", want))
-		return -1;
-	if (saved_total < want && module_param_set("max_entries_total", want))
-		return -1;
-	return 0;
-}
 
 /* Take every CPU but CPU 0 offline; how many CPUs stay online. */
 static int one_cpu(void)
@@ -542,7 +522,7 @@ int main(int argc, char **argv)
 		restore();
 		ksft_exit_skip("cannot take CPUs offline: run in a 1-CPU guest (vm/run.sh --cpus 1)\n");
 	}
-	if (params_raise(n + n_close + 65536))
+	if (entry_limits_raise(n + n_close + 65536))
 		ksft_exit_skip("cannot raise the module's entry limits\n");
 	if (gap_start(watch, cpus, 1))
 		ksft_exit_skip("cannot start the watcher thread\n");
