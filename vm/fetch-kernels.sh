@@ -240,23 +240,30 @@ EOF
 # linux-source/tree/ (never into the repo): checkpatch and its data
 # files (make style), checker-valid.sh (the chroot's kbuild lacks it),
 # and the kselftest framework the tests build on (kselftest.h,
-# kselftest_harness.h, lib.mk, the TAP helpers and the runner).
+# kselftest_harness.h, lib.mk, the TAP helpers and the runner, and the
+# top Makefile, with the subarch.include it reads, that builds and
+# installs a target: scripts/check.sh drops selftests/ into a copy).
 source_files='scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch
-	scripts/checker-valid.sh
+	scripts/checker-valid.sh scripts/subarch.include
+	tools/testing/selftests/Makefile
 	tools/testing/selftests/kselftest.h tools/testing/selftests/kselftest_harness.h
 	tools/testing/selftests/lib.mk tools/testing/selftests/run_kselftest.sh
 	tools/testing/selftests/kselftest/ktap_helpers.sh tools/testing/selftests/kselftest/runner.sh
-	tools/testing/selftests/kselftest/module.sh tools/testing/selftests/kselftest/prefix.pl'
+	tools/testing/selftests/kselftest/module.sh tools/testing/selftests/kselftest/prefix.pl
+	tools/testing/selftests/kselftest/ksft.py'
 
-# unpack_tree DIR: source_files out of DIR's tarball into DIR/tree.
+# unpack_tree DIR: source_files out of DIR's tarball into DIR/tree, put in
+# place whole (others may be reading the old tree meanwhile).
 unpack_tree() {
 	local f want=()
 	for f in $source_files; do want+=("*/$f"); done
-	rm -rf "$1/tree"
-	mkdir -p "$1/tree"
+	rm -rf "$1/tree.new"
+	mkdir -p "$1/tree.new"
 	# shellcheck disable=SC1090,SC1091,SC2154 # written by fetch_source
-	tar -xf "$1/$(. "$1/env" && echo "$tarball")" -C "$1/tree" --strip-components=1 \
+	tar -xf "$1/$(. "$1/env" && echo "$tarball")" -C "$1/tree.new" --strip-components=1 \
 		--wildcards "${want[@]}"
+	rm -rf "$1/tree"
+	mv "$1/tree.new" "$1/tree"
 }
 
 # tree_complete DIR: DIR/tree has every file of source_files.
