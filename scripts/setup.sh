@@ -36,8 +36,9 @@ packages() {
 		# gcc and make: libtwheel, the tools, the selftests, stress and
 		# host tests, and the module for the kernels built on the host;
 		# libelf1 for Debian's prebuilt objtool in those kernels' kbuild;
-		# sparse for `make C=2` of those builds.
-		echo build-essential libelf1 sparse ;;
+		# sparse for `make C=2` of those builds; rsync, with which the
+		# kselftest framework's `make install` copies the selftests.
+		echo build-essential libelf1 sparse rsync ;;
 	vm)
 		# The test VM and its initramfs (vm/run.sh); vm/fetch-kernels.sh,
 		# vm/chroot.sh and vm/langroot.sh: Debian's signing keys for the
