@@ -23,18 +23,20 @@
 #     its image is in the cache (make server-test builds it, ~50 min):
 #     otherwise one skipped test, "server: skipped (reason)";
 #     TWHEEL_SERVER=no skips it on purpose.
-#  6. the selftests and stress programs built; the language bindings
-#     that the plan runs (bindings/NAME): each one's own `make check` on
-#     the host (lint, host tests, packaging) and its VM files built.
+#  6. the selftests, the library's tests (tests/lib) and the stress
+#     programs built; the language bindings that the plan runs
+#     (bindings/NAME): each one's own `make check` on the host (lint,
+#     host tests, packaging) and its VM files built.
 #  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
 #     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
 #     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
 #     QEMU -icount, for the CPU-stall figures), then the debug kernel.
-#     Each runs every selftest and the stress programs, examples and
-#     bindings' tests that tests/stress/plan gives it; their summary
-#     lines (ledger:, fuzz-abi:, failslab:, memcg:, scale:, flood:,
-#     stall:, ..., and "binding: lang=L kernel=K passed=N failed=N" per
-#     binding) are repeated, the binding lines again at the end.
+#     Each runs every selftest, the programs of tests/lib, and the
+#     stress programs, examples and bindings' tests that
+#     tests/stress/plan gives it; their summary lines (ledger:,
+#     fuzz-abi:, failslab:, memcg:, scale:, flood:, stall:, ..., and
+#     "binding: lang=L kernel=K passed=N failed=N" per binding) are
+#     repeated, the binding lines again at the end.
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no".
 #
@@ -275,7 +277,7 @@ echo "packages: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s
 stage_done
 
 # The selftests, static programs to copy into the VMs.
-stage "build selftests"
+stage "build selftests, tests/lib"
 progs=()
 if ! make -C "$top" selftests >"$out/selftests-build.log" 2>&1; then
 	tail -n 20 "$out/selftests-build.log"
@@ -288,7 +290,20 @@ else
 	done <"$out/selftests-list"
 fi
 [ ${#progs[@]} = 0 ] && fail "selftests: no programs to run"
-echo "selftests: ${#progs[@]} programs"
+for d in tests/lib; do
+	if ! make -C "$top/$d" >>"$out/selftests-build.log" 2>&1; then
+		tail -n 20 "$out/selftests-build.log"
+		fail "$d: build (see $out/selftests-build.log)"
+	elif ! make -s -C "$top/$d" list-progs >"$out/list" 2>>"$out/selftests-build.log"; then
+		fail "$d: 'make -s -C $d list-progs' failed"
+	else
+		while IFS= read -r p; do
+			if [ -f "$p" ]; then progs+=("$p"); else fail "$d: listed program $p does not exist"; fi
+		done <"$out/list"
+	fi
+done
+rm -f "$out/list"
+echo "selftests, tests/lib: ${#progs[@]} programs"
 stage_done
 
 stage "build stress tests"
