@@ -115,6 +115,7 @@ clean: ## every build output of the tree
 	$(MAKE) -C tests/core clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C tests/lib clean
+	$(MAKE) -C tests/tools clean
 	$(MAKE) -C tests/stress clean
 	$(MAKE) -C examples clean
 	$(MAKE) -C bench/core clean

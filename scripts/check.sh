@@ -23,15 +23,15 @@
 #     its image is in the cache (make server-test builds it, ~50 min):
 #     otherwise one skipped test, "server: skipped (reason)";
 #     TWHEEL_SERVER=no skips it on purpose.
-#  6. the selftests, the library's tests (tests/lib) and the stress
-#     programs built; the language bindings that the plan runs
-#     (bindings/NAME): each one's own `make check` on the host (lint,
-#     host tests, packaging) and its VM files built.
+#  6. the selftests, the library's tests (tests/lib), the tools' tests
+#     (tests/tools) and the stress programs built; the language bindings
+#     that the plan runs (bindings/NAME): each one's own `make check` on
+#     the host (lint, host tests, packaging) and its VM files built.
 #  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
 #     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
 #     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
 #     QEMU -icount, for the CPU-stall figures), then the debug kernel.
-#     Each runs every selftest, the programs of tests/lib, and the
+#     Each runs every selftest, tests/lib and tests/tools, and the
 #     stress programs, examples and bindings' tests that
 #     tests/stress/plan gives it; their summary lines (ledger:,
 #     fuzz-abi:, failslab:, memcg:, scale:, flood:, stall:, ..., and
@@ -277,7 +277,7 @@ echo "packages: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s
 stage_done
 
 # The selftests, static programs to copy into the VMs.
-stage "build selftests, tests/lib"
+stage "build selftests, tests/lib, tests/tools"
 progs=()
 if ! make -C "$top" selftests >"$out/selftests-build.log" 2>&1; then
 	tail -n 20 "$out/selftests-build.log"
@@ -290,7 +290,7 @@ else
 	done <"$out/selftests-list"
 fi
 [ ${#progs[@]} = 0 ] && fail "selftests: no programs to run"
-for d in tests/lib; do
+for d in tests/lib tests/tools; do
 	if ! make -C "$top/$d" >>"$out/selftests-build.log" 2>&1; then
 		tail -n 20 "$out/selftests-build.log"
 		fail "$d: build (see $out/selftests-build.log)"
@@ -303,7 +303,7 @@ for d in tests/lib; do
 	fi
 done
 rm -f "$out/list"
-echo "selftests, tests/lib: ${#progs[@]} programs"
+echo "selftests, tests/lib, tests/tools: ${#progs[@]} programs"
 stage_done
 
 stage "build stress tests"

@@ -19,7 +19,7 @@
  * child. (Only its installation is not tested here.)
  */
 #define main twheel_stat_main
-#include "../tools/twheel-stat.c"
+#include "../../tools/twheel-stat.c"
 #undef main
 
 #include <sched.h>
