@@ -55,7 +55,7 @@ lib: ## libtwheel (static and shared)
 tools: lib ## twheel-stat
 	$(MAKE) -C tools
 
-selftests: lib ## the kselftest programs (run in a VM by the check)
+selftests: ## the kselftest target selftests/ (the check installs it and runs it in the VMs)
 	$(MAKE) -C selftests
 
 core-test: ## the wheel core's host tests and a bounded differential fuzz

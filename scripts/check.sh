@@ -23,27 +23,37 @@
 #     its image is in the cache (make server-test builds it, ~50 min):
 #     otherwise one skipped test, "server: skipped (reason)";
 #     TWHEEL_SERVER=no skips it on purpose.
-#  6. the selftests, the library's tests (tests/lib), the tools' tests
-#     (tests/tools) and the stress programs built; the language bindings
-#     that the plan runs (bindings/NAME): each one's own `make check` on
-#     the host (lint, host tests, packaging) and its VM files built.
+#  6. builds: the selftests as a kselftest target, selftests/ dropped
+#     into a copy of the kselftest framework as drivers/twheel and
+#     installed by its Makefile (`make -C tools/testing/selftests
+#     TARGETS=drivers/twheel install INSTALL_PATH=... LDFLAGS=-static`);
+#     the library's tests (tests/lib), the tools' tests (tests/tools),
+#     the stress programs; the language bindings that the plan runs
+#     (bindings/NAME): each one's own `make check` on the host (lint,
+#     host tests, packaging) and its VM files built.
 #  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
 #     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
 #     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
 #     QEMU -icount, for the CPU-stall figures), then the debug kernel.
-#     Each runs every selftest, tests/lib and tests/tools, and the
+#     Each runs the selftests through the installed run_kselftest.sh
+#     (vm/kselftest.sh: each program with the timeout of
+#     selftests/settings), then tests/lib and tests/tools, then the
 #     stress programs, examples and bindings' tests that
 #     tests/stress/plan gives it; their summary lines (ledger:,
 #     fuzz-abi:, failslab:, memcg:, scale:, flood:, stall:, ..., and
 #     "binding: lang=L kernel=K passed=N failed=N" per binding) are
-#     repeated, the binding lines again at the end.
+#     repeated, the binding lines again at the end, and one line
+#       kselftest-runner: kernel=NAME passed=N failed=N
+#     counts the tests run by the kselftest runner.
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no".
 #
 # Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
-# is one test. A program that crashed, hung, exited non-zero without a
-# "not ok" line, or printed no TAP is one failure under its name (exit
-# code 4 without TAP, kselftest's skip, is one skip). Each kernel adds
+# is one test (a selftest's, nested under "# " by the kselftest runner,
+# too; the runner's own line per program is not). A program that
+# crashed, hung, exited non-zero without a "not ok" line, or printed no
+# TAP is one failure under its name (exit code 4 without TAP,
+# kselftest's skip, is one skip). Each kernel adds
 # "module builds", "no W=1 warnings", "sparse clean", "module loads",
 # "module unloads", "kernel log clean", "VM run completes", and on the
 # debug kernel "kmemleak clean" and a check that KASAN, kmemleak and
@@ -276,20 +286,37 @@ fi
 echo "packages: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
 stage_done
 
-# The selftests, static programs to copy into the VMs.
-stage "build selftests, tests/lib, tests/tools"
+# The selftests the kernel's way: selftests/ dropped into a copy of the
+# kselftest framework (from linux-source, vm/fetch-kernels.sh) as
+# drivers/twheel, built and installed by its top Makefile, static (the
+# VM has no shared libraries), <linux/twheel.h> from uapi/ (in a kernel
+# tree, `make headers` puts it in usr/include). The install is copied
+# into each VM and run there by its run_kselftest.sh (vm/kselftest.sh).
+# The library's and the tools' tests are static programs of their own.
+stage "build selftests (kselftest install), tests/lib, tests/tools"
+ksft_tree=$out/kselftest-tree
+ksft=$out/kselftest
 progs=()
-if ! make -C "$top" selftests >"$out/selftests-build.log" 2>&1; then
+rm -rf "$ksft_tree" "$ksft"
+mkdir -p "$ksft_tree"
+if ! { cp -a "$cache/linux-source/tree/." "$ksft_tree/" &&
+	mkdir -p "$ksft_tree/tools/testing/selftests/drivers/twheel" &&
+	cp -a "$top/selftests/." "$ksft_tree/tools/testing/selftests/drivers/twheel/" &&
+	make -C "$ksft_tree/tools/testing/selftests" TARGETS=drivers/twheel clean &&
+	make -C "$ksft_tree/tools/testing/selftests" TARGETS=drivers/twheel install \
+		INSTALL_PATH="$ksft" LDFLAGS=-static KHDR_INCLUDES="-isystem $top/uapi"; } \
+	>"$out/selftests-build.log" 2>&1; then
 	tail -n 20 "$out/selftests-build.log"
-	fail "selftests: build (see $out/selftests-build.log)"
-elif ! make -s -C "$top/selftests" list-progs >"$out/selftests-list" 2>>"$out/selftests-build.log"; then
-	fail "selftests: 'make -s -C selftests list-progs' failed or missing"
+	fail "selftests: kselftest build and install (see $out/selftests-build.log)"
 else
-	while IFS= read -r p; do
-		if [ -f "$p" ]; then progs+=("$p"); else fail "selftests: listed program $p does not exist"; fi
-	done <"$out/selftests-list"
+	n=0
+	while IFS=: read -r target name; do
+		n=$((n + 1))
+		[ -x "$ksft/$target/$name" ] || fail "selftests: $target/$name listed but not installed"
+	done <"$ksft/kselftest-list.txt"
+	echo "selftests: $n programs installed in $ksft"
+	[ "$n" = 0 ] && fail "selftests: kselftest-list.txt lists no program"
 fi
-[ ${#progs[@]} = 0 ] && fail "selftests: no programs to run"
 for d in tests/lib tests/tools; do
 	if ! make -C "$top/$d" >>"$out/selftests-build.log" 2>&1; then
 		tail -n 20 "$out/selftests-build.log"
@@ -303,7 +330,7 @@ for d in tests/lib tests/tools; do
 	fi
 done
 rm -f "$out/list"
-echo "selftests, tests/lib, tests/tools: ${#progs[@]} programs"
+echo "tests/lib, tests/tools: ${#progs[@]} programs"
 stage_done
 
 stage "build stress tests"
@@ -360,11 +387,14 @@ stress_progs() {
 }
 
 # vm_opts KERNEL: sets opts to the guest memory and command line that
-# tests/stress/plan gives KERNEL, and limits.
+# tests/stress/plan gives KERNEL, and limits. A program may take up to
+# 2700 s: the kselftest runner is one program of vm/run.sh that runs all
+# the selftests, each stopped by the runner at the timeout of
+# selftests/settings.
 vm_opts() {
 	local k=$1 vars b
 	vars=$("$plan" vars "$k")
-	opts=(--mem "$("$plan" mem "$k")" --prog-timeout 900 --timeout 3000)
+	opts=(--mem "$("$plan" mem "$k")" --prog-timeout 2700 --timeout 3000)
 	case $k in *@icount) opts+=(--icount) ;; esac
 	if [ -n "$vars" ]; then opts+=(--append "$vars"); fi
 	"$plan" flags "$k" | grep -qx lang && opts+=(--lang)
@@ -399,17 +429,54 @@ warnings_in() {
 # sparse ran (a CHECK line per file) and said nothing.
 sparse_clean() { [ "$1" = 0 ] && grep -q '^  CHECK ' "$2"; }
 
-# One VM per kernel, all programs in one boot.
+# kselftest_results KERNEL: count what the kselftest runner printed
+# (vm/kselftest.sh's section of $res): for each program of the install's
+# kselftest-list.txt, its own TAP, nested under "# " between the
+# runner's "# selftests: TARGET: NAME" and its result line "ok N
+# selftests: TARGET: NAME" (or "not ok ... # exit=N", "# TIMEOUT S
+# seconds", "# SKIP"). The result lines themselves are not tests: a
+# program that failed without a "not ok" of its own, or printed no TAP,
+# is one failure, as any program is. Adds the kselftest-runner: line.
+kselftest_results() {
+	local k=$1 target name line section p0=$passed f0=$failed
+	while IFS=: read -r target name; do
+		section=$dir/$name.log
+		awk -v h="# selftests: $target: $name" '
+			$0 == h { on = 1; next }
+			on && /^(not )?ok [0-9]+ selftests: / { exit }
+			on { sub(/^# ?/, ""); print }' "$dir/kselftest.sh.log" >"$section"
+		count_tap "$k: $name" "$section"
+		line=$(grep -E "^(not )?ok [0-9]+ selftests: $target: $name( |\$)" "$dir/kselftest.sh.log" || true)
+		case $line in
+		"") fail "$k: $name: no result from the kselftest runner (crashed, hung or never ran)" ;;
+		"ok "*"# SKIP"*) [ "$tap_lines" = 0 ] && skip ;;
+		"ok "*) [ "$tap_lines" = 0 ] && fail "$k: $name: no TAP output" ;;
+		*) [ "$tap_failed" = 0 ] && fail "$k: $name: ${line##*# } (the kselftest runner)" ;;
+		esac
+	done <"$ksft/kselftest-list.txt"
+	kselftest_lines+=("kselftest-runner: kernel=$k passed=$((passed - p0)) failed=$((failed - f0))")
+	echo "${kselftest_lines[-1]}"
+}
+kselftest_lines=()
+
+# One VM per kernel, all programs in one boot: the selftests through the
+# kselftest runner, the library's and tools' tests, the stress programs.
 run_kernel() {
 	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code release built=no w s
 	local p0=$passed f0=$failed s0=$skipped
-	local all=(${progs[@]+"${progs[@]}"})
-	local opts
-	case $k in *@icount) all=() ;; esac
+	local all=() copy=() opts
+	# Without an install (its build failed, counted there) the rest runs.
+	if [ -f "$ksft/kselftest-list.txt" ]; then
+		all=("$top/vm/kselftest.sh")
+		copy=(--copy "$ksft")
+	fi
+	all+=(${progs[@]+"${progs[@]}"})
+	case $k in *@icount) all=() copy=() ;; esac
 	mkdir -p "$dir"
 	stress_progs "$k"
 	all+=(${plan_progs[@]+"${plan_progs[@]}"})
 	vm_opts "$k"
+	opts+=(${copy[@]+"${copy[@]}"})
 	progress_vm_out=$dir
 	run_progress "VM $k" progress_vm \
 		"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
@@ -429,9 +496,16 @@ run_kernel() {
 		section=$dir/$name.log
 		awk -v b="twheel-vm: begin $name" -v e="twheel-vm: end $name exit=" \
 			'$0 == b { on = 1; next } on && index($0, e) == 1 { on = 0 } on' "$res" >"$section"
-		count_tap "$k: $name" "$section"
 		exit_line=$(grep "^twheel-vm: end $name exit=" "$res" || true)
 		code=$(echo "$exit_line" | sed -n 's/.* exit=\([0-9]*\).*/\1/p')
+		if [ "$name" = kselftest.sh ]; then
+			kselftest_results "$k"
+			# 1: a program failed, counted above.
+			[ -n "$exit_line" ] && [ "$code" != 0 ] && [ "$code" != 1 ] &&
+				fail "$k: kselftest runner: exit $code ($exit_line)"
+			continue
+		fi
+		count_tap "$k: $name" "$section"
 		if [ -z "$exit_line" ]; then
 			fail "$k: $name: no end marker (crashed, hung or never ran)"
 		elif [ "$code" = 4 ] && [ "$tap_lines" = 0 ]; then
@@ -507,6 +581,7 @@ cpu_now
 printf '%5d s  %5d s CPU  total\n' \
 	$(( $(date +%s) - start_all )) "$cpu"
 printf '%s\n' "${kernel_lines[@]}"
+printf '%s\n' ${kselftest_lines[@]+"${kselftest_lines[@]}"}
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
 if [ ${#failures[@]} -gt 0 ]; then

@@ -7,10 +7,10 @@
  * ahead is taken, one further is EINVAL with the out fields zeroed and
  * nothing changed; CANCEL and QUERY refuse the flag. Events of ABSTIME
  * and relative ops come in deadline order and never early, on a
- * CLOCK_BOOTTIME wheel too. Uses twheel_prep_add_at() and
- * twheel_prep_refresh_at().
+ * CLOCK_BOOTTIME wheel too. Uses dev_prep_add_at() and
+ * dev_prep_refresh_at().
  */
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 #include "twheel_harness.h"
 
@@ -43,9 +43,9 @@ static uint64_t grid_point(struct __test_metadata *_metadata, int fd)
 {
 	struct twheel_op op;
 
-	twheel_prep_add(&op, PROBE_ID, NSEC_PER_SEC);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
-	ASSERT_EQ(0, twheel_cancel(fd, PROBE_ID));
+	dev_prep_add(&op, PROBE_ID, NSEC_PER_SEC);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
+	ASSERT_EQ(0, dev_cancel(fd, PROBE_ID));
 	return op.deadline_ns;
 }
 
@@ -81,7 +81,7 @@ static uint64_t deadline_of(int fd, uint64_t id)
 {
 	uint64_t d = 0;
 
-	return twheel_query(fd, id, &d, NULL) ? 0 : d;
+	return dev_query(fd, id, &d, NULL) ? 0 : d;
 }
 
 /*
@@ -122,7 +122,7 @@ TEST_F(wheel, add_at_future_deadline_is_rounded_up_to_the_grid)
 	before = mono_ns();
 	d = before + 100 * NSEC_PER_MSEC + 12345;
 	want = grid_up(self->grid, TICK_NS, d);
-	twheel_prep_add_at(&op, 1, d);
+	dev_prep_add_at(&op, 1, d);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	after = mono_ns();
 	EXPECT_EQ(want, op.deadline_ns);
@@ -199,12 +199,12 @@ TEST_F(wheel, past_deadlines_in_one_batch_share_the_next_tick)
 	uint64_t now = mono_ns(), seen = 0;
 	int i, got;
 
-	twheel_prep_add_at(&ops[0], 0, 0);
-	twheel_prep_add_at(&ops[1], 1, now / 2);
-	twheel_prep_add_at(&ops[2], 2, now - NSEC_PER_MSEC);
-	twheel_prep_add_at(&ops[3], 3, now);
-	twheel_prep_refresh_at(&ops[4], 4, 1, TWHEEL_OPF_ADD_IF_ABSENT);
-	ASSERT_EQ(5, twheel_batch(self->fd, ops, 5));
+	dev_prep_add_at(&ops[0], 0, 0);
+	dev_prep_add_at(&ops[1], 1, now / 2);
+	dev_prep_add_at(&ops[2], 2, now - NSEC_PER_MSEC);
+	dev_prep_add_at(&ops[3], 3, now);
+	dev_prep_refresh_at(&ops[4], 4, 1, TWHEEL_OPF_ADD_IF_ABSENT);
+	ASSERT_EQ(5, dev_batch(self->fd, ops, 5));
 	for (i = 0; i < 5; i++) {
 		EXPECT_EQ(0, ops[i].result);
 		EXPECT_EQ(ops[0].deadline_ns, ops[i].deadline_ns);
@@ -251,7 +251,7 @@ TEST_F(wheel, add_at_beyond_longest_timeout_is_einval)
 	EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op));
 	abs_op(&op, TWHEEL_OP_ADD, 6, TWHEEL_OPF_TIMEOUT, UINT64_MAX);
 	EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 6, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 6, NULL, NULL));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
 }
 
@@ -288,7 +288,7 @@ TEST_F(wheel, add_at_live_id_is_eexist_and_keeps_deadline)
 	struct twheel_op op;
 	uint64_t d;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 8, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 8, NSEC_PER_SEC));
 	d = deadline_of(self->fd, 8);
 	abs_op(&op, TWHEEL_OP_ADD, 8, 0, mono_ns() + 5 * NSEC_PER_SEC);
 	EXPECT_EQ(EEXIST, run_op(_metadata, self->fd, &op));
@@ -300,14 +300,14 @@ TEST_F(wheel, refresh_at_moves_deadline_both_ways)
 	uint64_t d1, d2;
 	struct twheel_op op;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 9, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 9, NSEC_PER_SEC));
 	d1 = mono_ns() + 5 * NSEC_PER_SEC + 1;
-	twheel_prep_refresh_at(&op, 9, d1, 0);
+	dev_prep_refresh_at(&op, 9, d1, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(grid_up(self->grid, TICK_NS, d1), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 9));
 	d2 = mono_ns() + 500 * NSEC_PER_MSEC + 3;
-	twheel_prep_refresh_at(&op, 9, d2, 0);
+	dev_prep_refresh_at(&op, 9, d2, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(grid_up(self->grid, TICK_NS, d2), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 9));
@@ -318,9 +318,9 @@ TEST_F(wheel, refresh_at_past_deadline_fires_at_next_tick)
 	uint64_t before, after;
 	struct twheel_op op;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 10, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 10, 10 * NSEC_PER_SEC));
 	before = mono_ns();
-	twheel_prep_refresh_at(&op, 10, before - 5 * TICK_NS, 0);
+	dev_prep_refresh_at(&op, 10, before - 5 * TICK_NS, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	after = mono_ns();
 	check_next_tick(_metadata, self->grid, &op, before, after);
@@ -332,9 +332,9 @@ TEST_F(wheel, refresh_at_beyond_longest_timeout_is_einval_and_keeps_deadline)
 	struct twheel_op op;
 	uint64_t d;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 11, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 11, NSEC_PER_SEC));
 	d = deadline_of(self->fd, 11);
-	twheel_prep_refresh_at(&op, 11, mono_ns() + MAX_TIMEOUT_NS + BEYOND_NS, 0);
+	dev_prep_refresh_at(&op, 11, mono_ns() + MAX_TIMEOUT_NS + BEYOND_NS, 0);
 	EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(d, deadline_of(self->fd, 11));
 }
@@ -343,7 +343,7 @@ TEST_F(wheel, refresh_at_absent_id_is_enoent)
 {
 	struct twheel_op op;
 
-	twheel_prep_refresh_at(&op, 12, mono_ns() + NSEC_PER_SEC, 0);
+	dev_prep_refresh_at(&op, 12, mono_ns() + NSEC_PER_SEC, 0);
 	EXPECT_EQ(ENOENT, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
 }
@@ -353,13 +353,13 @@ TEST_F(wheel, refresh_at_add_if_absent_adds_at_deadline)
 	uint64_t d = mono_ns() + 700 * NSEC_PER_MSEC + 1;
 	struct twheel_op op;
 
-	twheel_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 13));
 	/* And refreshes it when present. */
 	d += NSEC_PER_SEC;
-	twheel_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), deadline_of(self->fd, 13));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
@@ -369,10 +369,10 @@ TEST_F(wheel, refresh_at_add_if_absent_beyond_longest_timeout_adds_nothing)
 {
 	struct twheel_op op;
 
-	twheel_prep_refresh_at(&op, 14, mono_ns() + MAX_TIMEOUT_NS + BEYOND_NS,
-			       TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_refresh_at(&op, 14, mono_ns() + MAX_TIMEOUT_NS + BEYOND_NS,
+			    TWHEEL_OPF_ADD_IF_ABSENT);
 	EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 14, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 14, NULL, NULL));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
 }
 
@@ -383,7 +383,7 @@ TEST_F(wheel, abstime_on_cancel_and_query_is_einval)
 	struct twheel_op op;
 	unsigned int i;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 15, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 15, NSEC_PER_SEC));
 	d = deadline_of(self->fd, 15);
 	for (i = 0; i < 2; i++) {
 		now = mono_ns();
@@ -400,13 +400,13 @@ TEST_F(wheel, abstime_ops_in_a_batch_each_get_their_result)
 	uint64_t now = mono_ns();
 	struct twheel_op ops[5];
 
-	twheel_prep_add_at(&ops[0], 20, now + NSEC_PER_SEC + 1);
-	twheel_prep_add_at(&ops[1], 21, now + MAX_TIMEOUT_NS + BEYOND_NS);
-	twheel_prep_add(&ops[2], 22, NSEC_PER_SEC);
-	twheel_prep_refresh_at(&ops[3], 20, now + 2 * NSEC_PER_SEC + 1, 0);
-	twheel_prep_op(&ops[4], TWHEEL_OP_CANCEL, 22, TWHEEL_TIMEOUT_DEFAULT,
-		       TWHEEL_OPF_ABSTIME);
-	ASSERT_EQ(5, twheel_batch(self->fd, ops, 5));
+	dev_prep_add_at(&ops[0], 20, now + NSEC_PER_SEC + 1);
+	dev_prep_add_at(&ops[1], 21, now + MAX_TIMEOUT_NS + BEYOND_NS);
+	dev_prep_add(&ops[2], 22, NSEC_PER_SEC);
+	dev_prep_refresh_at(&ops[3], 20, now + 2 * NSEC_PER_SEC + 1, 0);
+	dev_prep_op(&ops[4], TWHEEL_OP_CANCEL, 22, DEV_TIMEOUT_DEFAULT,
+		    TWHEEL_OPF_ABSTIME);
+	ASSERT_EQ(5, dev_batch(self->fd, ops, 5));
 	EXPECT_EQ(0, ops[0].result);
 	EXPECT_EQ(grid_up(self->grid, TICK_NS, now + NSEC_PER_SEC + 1), ops[0].deadline_ns);
 	EXPECT_EQ(-EINVAL, ops[1].result);
@@ -440,11 +440,11 @@ TEST_F(wheel, events_mixing_abstime_and_timeouts_come_in_deadline_order)
 
 		asked[j] = base + (uint64_t)j * TICK_NS / 3 + j % 5;
 		if (j % 2)
-			twheel_prep_add_at(&ops[i], j, asked[j]);
+			dev_prep_add_at(&ops[i], j, asked[j]);
 		else
-			twheel_prep_add(&ops[i], j, asked[j] > now ? asked[j] - now : 0);
+			dev_prep_add(&ops[i], j, asked[j] > now ? asked[j] - now : 0);
 	}
-	ASSERT_EQ(N, twheel_batch(self->fd, ops, N));
+	ASSERT_EQ(N, dev_batch(self->fd, ops, N));
 	for (i = 0; i < N; i++) {
 		int j = ops[i].id;
 
@@ -478,19 +478,19 @@ TEST(boottime_wheel_takes_boottime_deadlines)
 	uint64_t grid, d, boot;
 	struct twheel_op op;
 	struct twheel_event ev;
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, CAP));
+	ASSERT_EQ(0, dev_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, CAP));
 	grid = grid_point(_metadata, fd);
 
-	d = twheel_now(CLOCK_BOOTTIME) + 150 * NSEC_PER_MSEC + 11;
-	twheel_prep_add_at(&op, 1, d);
+	d = clock_ns(CLOCK_BOOTTIME) + 150 * NSEC_PER_MSEC + 11;
+	dev_prep_add_at(&op, 1, d);
 	ASSERT_EQ(0, run_op(_metadata, fd, &op));
 	EXPECT_EQ(grid_up(grid, TICK_NS, d), op.deadline_ns);
 	memset(&ev, JUNK, sizeof(ev));
-	ASSERT_EQ(1, twheel_read_events(fd, &ev, 1));
-	boot = twheel_now(CLOCK_BOOTTIME);
+	ASSERT_EQ(1, dev_read_events(fd, &ev, 1));
+	boot = clock_ns(CLOCK_BOOTTIME);
 	EXPECT_EQ(1, ev.id);
 	EXPECT_EQ(op.deadline_ns, ev.deadline_ns);
 	EXPECT_LE(d, ev.expired_ns);
@@ -498,9 +498,9 @@ TEST(boottime_wheel_takes_boottime_deadlines)
 	EXPECT_GE(ev.deadline_ns + STUCK_NS, ev.expired_ns);
 
 	abs_op(&op, TWHEEL_OP_ADD, 2, 0,
-	       twheel_now(CLOCK_BOOTTIME) + MAX_TIMEOUT_NS + BEYOND_NS);
+	       clock_ns(CLOCK_BOOTTIME) + MAX_TIMEOUT_NS + BEYOND_NS);
 	EXPECT_EQ(EINVAL, run_op(_metadata, fd, &op));
-	d = twheel_now(CLOCK_BOOTTIME) - NSEC_PER_SEC;
+	d = clock_ns(CLOCK_BOOTTIME) - NSEC_PER_SEC;
 	abs_op(&op, TWHEEL_OP_ADD, 3, 0, d);
 	ASSERT_EQ(0, run_op(_metadata, fd, &op));
 	EXPECT_GE(TICK_NS, op.remaining_ns);

@@ -149,11 +149,11 @@ TEST(rdwr_copies_keep_write_access)
 	ASSERT_LE(0, fd);
 	dfd = dup(fd);
 	ASSERT_LE(0, dfd);
-	EXPECT_EQ(0, twheel_add(dfd, 1, DFLT_NS));
+	EXPECT_EQ(0, dev_add(dfd, 1, DFLT_NS));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(twheel_add(fd, 2, DFLT_NS) ? 1 : 0);
+		_exit(dev_add(fd, 2, DFLT_NS) ? 1 : 0);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	EXPECT_EQ(2, fdinfo_get(fd, "live"));

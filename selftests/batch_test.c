@@ -10,7 +10,7 @@
 #include <sys/time.h>
 #include <sys/mman.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -64,11 +64,11 @@ TEST_F(wheel, ops_apply_in_order)
 	uint64_t before, after;
 	int ret;
 
-	twheel_prep_add(&ops[0], 1, 100 * NSEC_PER_MSEC);
-	twheel_prep_refresh(&ops[1], 1, 5 * NSEC_PER_SEC, 0);
-	twheel_prep_query(&ops[2], 1);
-	twheel_prep_cancel(&ops[3], 1);
-	twheel_prep_query(&ops[4], 1);
+	dev_prep_add(&ops[0], 1, 100 * NSEC_PER_MSEC);
+	dev_prep_refresh(&ops[1], 1, 5 * NSEC_PER_SEC, 0);
+	dev_prep_query(&ops[2], 1);
+	dev_prep_cancel(&ops[3], 1);
+	dev_prep_query(&ops[4], 1);
 	junk_outputs(ops, 5);
 	before = mono_ns();
 	ASSERT_EQ(0, batch_errno(self->fd, ops, 5, 0, &ret));
@@ -93,17 +93,17 @@ TEST_F(wheel, failing_ops_do_not_stop_the_batch)
 	struct twheel_op ops[8];
 	int i, ret;
 
-	twheel_prep_add(&ops[0], 1, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_add(&ops[1], 1, TWHEEL_TIMEOUT_DEFAULT);	/* EEXIST */
-	twheel_prep_add(&ops[2], 2, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_add(&ops[0], 1, DEV_TIMEOUT_DEFAULT);
+	dev_prep_add(&ops[1], 1, DEV_TIMEOUT_DEFAULT);	/* EEXIST */
+	dev_prep_add(&ops[2], 2, DEV_TIMEOUT_DEFAULT);
 	ops[2].op = 77;						/* EINVAL */
-	twheel_prep_refresh(&ops[3], 3, TWHEEL_TIMEOUT_DEFAULT, 0); /* ENOENT */
-	twheel_prep_add(&ops[4], 4, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_refresh(&ops[3], 3, DEV_TIMEOUT_DEFAULT, 0); /* ENOENT */
+	dev_prep_add(&ops[4], 4, DEV_TIMEOUT_DEFAULT);
 	ops[4].slot = 1;						/* EINVAL */
-	twheel_prep_cancel(&ops[5], 5);				/* ENOENT */
-	twheel_prep_query(&ops[6], 1);
+	dev_prep_cancel(&ops[5], 5);				/* ENOENT */
+	dev_prep_query(&ops[6], 1);
 	ops[6].timeout_ns = 1;					/* EINVAL */
-	twheel_prep_add(&ops[7], 2, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_add(&ops[7], 2, DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, 8);
 	ASSERT_EQ(0, batch_errno(self->fd, ops, 8, 0, &ret));
 	ASSERT_EQ(8, ret);
@@ -120,8 +120,8 @@ TEST_F(wheel, failing_ops_do_not_stop_the_batch)
 		EXPECT_EQ(0, ops[i].remaining_ns) TH_LOG("op %d", i);
 	}
 	EXPECT_NE(0, ops[7].deadline_ns);
-	EXPECT_EQ(0, twheel_query(self->fd, 2, NULL, NULL));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 4, NULL, NULL));
+	EXPECT_EQ(0, dev_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 4, NULL, NULL));
 	EXPECT_EQ(2, fdinfo_get(self->fd, "live"));
 }
 
@@ -130,13 +130,13 @@ TEST_F(wheel, count_zero_returns_zero)
 	struct twheel_op op;
 	int ret;
 
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
 	EXPECT_EQ(0, batch_errno(self->fd, &op, 0, 0, &ret));
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(0, batch_errno(self->fd, NULL, 0, 0, &ret));
 	EXPECT_EQ(0, ret);
-	EXPECT_EQ(0, twheel_batch(self->fd, NULL, 0));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_batch(self->fd, NULL, 0));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, null_ops_is_efault)
@@ -145,7 +145,7 @@ TEST_F(wheel, null_ops_is_efault)
 
 	EXPECT_EQ(EFAULT, batch_errno(self->fd, NULL, 1, 0, &ret));
 	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(-EFAULT, twheel_batch(self->fd, NULL, 3));
+	EXPECT_EQ(-EFAULT, dev_batch(self->fd, NULL, 3));
 }
 
 TEST_F(wheel, unmapped_ops_is_efault)
@@ -192,7 +192,7 @@ TEST_F(wheel, ops_cut_by_unmapped_page_return_count_done)
 	ASSERT_LE(fit * sizeof(*ops), psz);
 	ops = (struct twheel_op *)(map + psz) - fit;
 	for (i = 0; i < fit; i++)
-		twheel_prep_add(&ops[i], 100 + i, TWHEEL_TIMEOUT_DEFAULT);
+		dev_prep_add(&ops[i], 100 + i, DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, fit);
 	err = batch_errno(self->fd, ops, count, 0, &ret);
 	if (err) {
@@ -209,7 +209,7 @@ TEST_F(wheel, ops_cut_by_unmapped_page_return_count_done)
 		if (i < done)
 			EXPECT_EQ(0, ops[i].result) TH_LOG("op %u", i);
 		EXPECT_EQ(i < done ? 0 : -ENOENT,
-			  twheel_query(self->fd, 100 + i, NULL, NULL))
+			  dev_query(self->fd, 100 + i, NULL, NULL))
 			TH_LOG("op %u of %u done", i, done);
 	}
 	EXPECT_EQ(done, fdinfo_get(self->fd, "live"));
@@ -223,11 +223,11 @@ TEST_F(wheel, flags_nonzero_is_einval)
 	int ret;
 
 	for (bit = 0; bit < 32; bit++) {
-		twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
+		dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
 		EXPECT_EQ(EINVAL, batch_errno(self->fd, &op, 1, 1U << bit, &ret))
 			TH_LOG("flags 0x%x", 1U << bit);
 	}
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, count_above_int_max_is_einval)
@@ -235,12 +235,12 @@ TEST_F(wheel, count_above_int_max_is_einval)
 	struct twheel_op op;
 	int ret;
 
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
 	EXPECT_EQ(EINVAL, batch_errno(self->fd, &op, (uint32_t)INT_MAX + 1,
 				      0, &ret));
 	EXPECT_EQ(EINVAL, batch_errno(self->fd, &op, UINT32_MAX, 0, &ret));
-	EXPECT_EQ(-EINVAL, twheel_batch(self->fd, &op, UINT32_MAX));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-EINVAL, dev_batch(self->fd, &op, UINT32_MAX));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, bad_args_pointer_is_efault)
@@ -257,18 +257,18 @@ TEST_F(wheel, batch_past_cap_gets_enospc_per_op)
 	int ret;
 
 	for (i = 0; i < CAP + 4; i++)
-		twheel_prep_add(&ops[i], i, TWHEEL_TIMEOUT_DEFAULT);
+		dev_prep_add(&ops[i], i, DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, CAP + 4);
 	ASSERT_EQ(0, batch_errno(self->fd, ops, CAP + 4, 0, &ret));
 	ASSERT_EQ(CAP + 4, ret);
 	for (i = 0; i < CAP + 4; i++)
 		EXPECT_EQ(i < CAP ? 0 : -ENOSPC, ops[i].result) TH_LOG("op %u", i);
 	/* Room made inside the batch is usable later in the same batch. */
-	twheel_prep_cancel(&ops[0], 0);
-	twheel_prep_add(&ops[1], CAP, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_add(&ops[2], CAP + 1, TWHEEL_TIMEOUT_DEFAULT);
+	dev_prep_cancel(&ops[0], 0);
+	dev_prep_add(&ops[1], CAP, DEV_TIMEOUT_DEFAULT);
+	dev_prep_add(&ops[2], CAP + 1, DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, 3);
-	ASSERT_EQ(3, twheel_batch(self->fd, ops, 3));
+	ASSERT_EQ(3, dev_batch(self->fd, ops, 3));
 	EXPECT_EQ(0, ops[0].result);
 	EXPECT_EQ(0, ops[1].result);
 	EXPECT_EQ(-ENOSPC, ops[2].result);
@@ -279,13 +279,13 @@ TEST_F(wheel, batch_deadline_matches_single_op_rule)
 	struct twheel_op ops[3];
 	uint64_t before, after;
 
-	twheel_prep_add(&ops[0], 1, 0);
-	twheel_prep_add(&ops[1], 2, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_refresh(&ops[2], 3, 333 * NSEC_PER_MSEC,
-			    TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_add(&ops[0], 1, 0);
+	dev_prep_add(&ops[1], 2, DEV_TIMEOUT_DEFAULT);
+	dev_prep_refresh(&ops[2], 3, 333 * NSEC_PER_MSEC,
+			 TWHEEL_OPF_ADD_IF_ABSENT);
 	junk_outputs(ops, 3);
 	before = mono_ns();
-	ASSERT_EQ(3, twheel_batch(self->fd, ops, 3));
+	ASSERT_EQ(3, dev_batch(self->fd, ops, 3));
 	after = mono_ns();
 	EXPECT_LE(before, ops[0].deadline_ns);
 	EXPECT_GE(after + TICK_NS, ops[0].deadline_ns);
@@ -310,18 +310,18 @@ TEST(large_batch_applies_every_op)
 	fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < n; i++)
-		twheel_prep_add(&ops[i], (uint64_t)i * 0x9e3779b97f4a7c15ULL,
-				TWHEEL_TIMEOUT_DEFAULT);
+		dev_prep_add(&ops[i], (uint64_t)i * 0x9e3779b97f4a7c15ULL,
+			     DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, n);
-	ASSERT_EQ(n, twheel_batch(fd, ops, n));
+	ASSERT_EQ(n, dev_batch(fd, ops, n));
 	for (i = 0; i < n; i++)
 		bad += ops[i].result != 0;
 	EXPECT_EQ(0, bad);
 	EXPECT_EQ(n, fdinfo_get(fd, "live"));
 	for (i = 0; i < n; i++)
-		twheel_prep_cancel(&ops[i], (uint64_t)i * 0x9e3779b97f4a7c15ULL);
+		dev_prep_cancel(&ops[i], (uint64_t)i * 0x9e3779b97f4a7c15ULL);
 	junk_outputs(ops, n);
-	ASSERT_EQ(n, twheel_batch(fd, ops, n));
+	ASSERT_EQ(n, dev_batch(fd, ops, n));
 	for (i = 0, bad = 0; i < n; i++)
 		bad += ops[i].result != 0;
 	EXPECT_EQ(0, bad);
@@ -355,12 +355,12 @@ TEST(signal_stops_batch_with_count_done)
 	fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < n; i++)
-		twheel_prep_add(&ops[i], i, TWHEEL_TIMEOUT_DEFAULT);
+		dev_prep_add(&ops[i], i, DEV_TIMEOUT_DEFAULT);
 	junk_outputs(ops, n);
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
-	ret = twheel_batch(fd, ops, n);
+	ret = dev_batch(fd, ops, n);
 	if (ret == -EINTR)
 		ret = 0;
 	ASSERT_LE(0, ret) TH_LOG("batch: %s", strerror(-ret));

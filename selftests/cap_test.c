@@ -7,7 +7,7 @@
  * selects. Tests that change a module parameter restore it and check
  * that it was. Needs root (the VM runs tests as root).
  */
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -50,22 +50,22 @@ TEST_F(caps, global_cap_spans_all_wheels)
 	ASSERT_LE(0, b);
 	ASSERT_EQ(0, module_param_set("max_entries_total", 100));
 	for (i = 0; i < 60; i++)
-		ASSERT_EQ(0, twheel_add(a, i, 10 * NSEC_PER_SEC)) TH_LOG("a %u", i);
+		ASSERT_EQ(0, dev_add(a, i, 10 * NSEC_PER_SEC)) TH_LOG("a %u", i);
 	for (i = 0; i < 40; i++)
-		ASSERT_EQ(0, twheel_add(b, i, 10 * NSEC_PER_SEC)) TH_LOG("b %u", i);
-	EXPECT_EQ(-ENOSPC, twheel_add(b, 40, 10 * NSEC_PER_SEC));
-	EXPECT_EQ(-ENOSPC, twheel_add(a, 60, 10 * NSEC_PER_SEC));
-	EXPECT_EQ(-ENOSPC, twheel_refresh(a, 61, 10 * NSEC_PER_SEC,
-					  TWHEEL_OPF_ADD_IF_ABSENT));
+		ASSERT_EQ(0, dev_add(b, i, 10 * NSEC_PER_SEC)) TH_LOG("b %u", i);
+	EXPECT_EQ(-ENOSPC, dev_add(b, 40, 10 * NSEC_PER_SEC));
+	EXPECT_EQ(-ENOSPC, dev_add(a, 60, 10 * NSEC_PER_SEC));
+	EXPECT_EQ(-ENOSPC, dev_refresh(a, 61, 10 * NSEC_PER_SEC,
+				       TWHEEL_OPF_ADD_IF_ABSENT));
 	/* Room freed in one wheel is usable by the other. */
-	EXPECT_EQ(0, twheel_cancel(a, 0));
-	EXPECT_EQ(0, twheel_add(b, 40, 10 * NSEC_PER_SEC));
-	EXPECT_EQ(-ENOSPC, twheel_add(a, 0, 10 * NSEC_PER_SEC));
+	EXPECT_EQ(0, dev_cancel(a, 0));
+	EXPECT_EQ(0, dev_add(b, 40, 10 * NSEC_PER_SEC));
+	EXPECT_EQ(-ENOSPC, dev_add(a, 0, 10 * NSEC_PER_SEC));
 	/* Closing a wheel gives back all of its entries: a has 59 of 100. */
 	close(b);
 	for (i = 60; i < 101; i++)
-		EXPECT_EQ(0, twheel_add(a, i, 10 * NSEC_PER_SEC)) TH_LOG("a %u", i);
-	EXPECT_EQ(-ENOSPC, twheel_add(a, 101, 10 * NSEC_PER_SEC));
+		EXPECT_EQ(0, dev_add(a, i, 10 * NSEC_PER_SEC)) TH_LOG("a %u", i);
+	EXPECT_EQ(-ENOSPC, dev_add(a, 101, 10 * NSEC_PER_SEC));
 	close(a);
 }
 
@@ -78,24 +78,24 @@ TEST_F(caps, global_cap_counts_unread_events)
 	ASSERT_LE(0, a);
 	ASSERT_EQ(0, module_param_set("max_entries_total", 10));
 	for (i = 0; i < 10; i++)
-		ASSERT_EQ(0, twheel_add(a, i, 0));
+		ASSERT_EQ(0, dev_add(a, i, 0));
 	EXPECT_EQ(10, wait_waiting(a, 10));
-	EXPECT_EQ(-ENOSPC, twheel_add(a, 10, 0));
-	ASSERT_EQ(10, twheel_read_events(a, ev, 10));
+	EXPECT_EQ(-ENOSPC, dev_add(a, 10, 0));
+	ASSERT_EQ(10, dev_read_events(a, ev, 10));
 	for (i = 0; i < 10; i++)
-		EXPECT_EQ(0, twheel_add(a, 20 + i, NSEC_PER_SEC));
+		EXPECT_EQ(0, dev_add(a, 20 + i, NSEC_PER_SEC));
 	close(a);
 }
 
 TEST_F(caps, per_wheel_param_bounds_setup)
 {
-	int fd = twheel_open(0);
+	int fd = dev_open(0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, module_param_set("max_entries_per_wheel", 50));
-	EXPECT_EQ(-EINVAL, twheel_setup(fd, TICK_NS, NSEC_PER_SEC,
-					CLOCK_MONOTONIC, 51));
-	EXPECT_EQ(0, twheel_setup(fd, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
+	EXPECT_EQ(-EINVAL, dev_setup(fd, TICK_NS, NSEC_PER_SEC,
+				     CLOCK_MONOTONIC, 51));
+	EXPECT_EQ(0, dev_setup(fd, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
 	EXPECT_EQ(50, fdinfo_get(fd, "max_entries"));
 	close(fd);
 }
@@ -108,8 +108,8 @@ TEST_F(caps, per_wheel_cap_is_fixed_at_setup)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, module_param_set("max_entries_per_wheel", 5));
 	for (i = 0; i < 20; i++)
-		EXPECT_EQ(0, twheel_add(fd, i, NSEC_PER_SEC)) TH_LOG("id %u", i);
-	EXPECT_EQ(-ENOSPC, twheel_add(fd, 20, NSEC_PER_SEC));
+		EXPECT_EQ(0, dev_add(fd, i, NSEC_PER_SEC)) TH_LOG("id %u", i);
+	EXPECT_EQ(-ENOSPC, dev_add(fd, 20, NSEC_PER_SEC));
 	close(fd);
 }
 
@@ -133,7 +133,7 @@ static void *adder_main(void *arg)
 
 		for (j = 0; j < k; j++)
 			op_init(&ops[j], TWHEEL_OP_ADD, a->base + i + j, 0, 0);
-		if (twheel_batch(a->fd, ops, k) != (int)k) {
+		if (dev_batch(a->fd, ops, k) != (int)k) {
 			a->other += k;
 			continue;
 		}

@@ -4,7 +4,7 @@
  * counters (live, events_waiting, expired_total, ticks_run,
  * ticks_caught_up), each as "name:\tdecimal", moving as they should.
  */
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -21,10 +21,10 @@ FIXTURE(wheel) {
 
 FIXTURE_SETUP(wheel)
 {
-	self->fd = twheel_open(0);
+	self->fd = dev_open(0);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, twheel_setup(self->fd, TICK_NS, DFLT_NS, CLOCK_MONOTONIC,
-				  1000));
+	ASSERT_EQ(0, dev_setup(self->fd, TICK_NS, DFLT_NS, CLOCK_MONOTONIC,
+			       1000));
 }
 
 FIXTURE_TEARDOWN(wheel)
@@ -73,10 +73,10 @@ TEST_F(wheel, shows_the_settings)
 
 TEST(shows_boottime_clock)
 {
-	int fd = twheel_open(0);
+	int fd = dev_open(0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, 0));
+	ASSERT_EQ(0, dev_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, 0));
 	EXPECT_EQ(CLOCK_BOOTTIME, fdinfo_get(fd, "clockid"));
 	close(fd);
 }
@@ -90,17 +90,17 @@ TEST_F(wheel, counters_start_at_zero)
 
 TEST_F(wheel, live_follows_adds_and_cancels)
 {
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
-	ASSERT_EQ(0, twheel_add(self->fd, 2, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 2, NSEC_PER_SEC));
 	EXPECT_EQ(2, fdinfo_get(self->fd, "live"));
-	ASSERT_EQ(0, twheel_refresh(self->fd, 3, NSEC_PER_SEC,
-				    TWHEEL_OPF_ADD_IF_ABSENT));
+	ASSERT_EQ(0, dev_refresh(self->fd, 3, NSEC_PER_SEC,
+				 TWHEEL_OPF_ADD_IF_ABSENT));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "live"));
-	ASSERT_EQ(0, twheel_refresh(self->fd, 3, NSEC_PER_SEC, 0));
+	ASSERT_EQ(0, dev_refresh(self->fd, 3, NSEC_PER_SEC, 0));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "live"));
-	ASSERT_EQ(0, twheel_cancel(self->fd, 1));
+	ASSERT_EQ(0, dev_cancel(self->fd, 1));
 	EXPECT_EQ(2, fdinfo_get(self->fd, "live"));
-	ASSERT_EQ(-EEXIST, twheel_add(self->fd, 2, NSEC_PER_SEC));
+	ASSERT_EQ(-EEXIST, dev_add(self->fd, 2, NSEC_PER_SEC));
 	EXPECT_EQ(2, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "expired_total"));
 }
@@ -109,18 +109,18 @@ TEST_F(wheel, expiry_moves_live_to_events_waiting)
 {
 	struct twheel_event ev[3];
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 2, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 3, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 4, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 2, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 3, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 4, 10 * NSEC_PER_SEC));
 	ASSERT_EQ(3, wait_waiting(self->fd, 3));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "events_waiting"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "expired_total"));
-	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 1));
+	ASSERT_EQ(1, dev_read_events(self->fd, ev, 1));
 	EXPECT_EQ(2, fdinfo_get(self->fd, "events_waiting"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "expired_total"));
-	ASSERT_EQ(2, twheel_read_events(self->fd, ev, 3));
+	ASSERT_EQ(2, dev_read_events(self->fd, ev, 3));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
 	EXPECT_EQ(3, fdinfo_get(self->fd, "expired_total"));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
@@ -135,8 +135,8 @@ TEST_F(wheel, ticks_run_advances_with_time)
 	c0 = fdinfo_get(self->fd, "ticks_caught_up");
 	ASSERT_LE(0, t0);
 	ASSERT_LE(0, c0);
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 50 * NSEC_PER_MSEC));
-	ASSERT_EQ(1, twheel_read_events(self->fd, &ev, 1));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 50 * NSEC_PER_MSEC));
+	ASSERT_EQ(1, dev_read_events(self->fd, &ev, 1));
 	t1 = fdinfo_get(self->fd, "ticks_run");
 	c1 = fdinfo_get(self->fd, "ticks_caught_up");
 	/*
@@ -153,7 +153,7 @@ TEST_F(wheel, dup_shows_the_same_wheel)
 	int d = dup(self->fd);
 
 	ASSERT_LE(0, d);
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	EXPECT_EQ(1, fdinfo_get(d, "live"));
 	EXPECT_EQ((long long)TICK_NS, fdinfo_get(d, "tick_ns"));
 	close(d);

@@ -8,7 +8,7 @@
  */
 #include <sys/mman.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 #include "twheel_harness.h"
 
@@ -103,14 +103,14 @@ TEST(tick_grid_counts_from_setup)
 	const uint64_t tick = 7 * NSEC_PER_MSEC;
 	uint64_t t0, t1, off;
 	struct twheel_op op;
-	int fd = twheel_open(0);
+	int fd = dev_open(0);
 
 	ASSERT_LE(0, fd);
 	t0 = mono_ns();
-	ASSERT_EQ(0, twheel_setup(fd, tick, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
+	ASSERT_EQ(0, dev_setup(fd, tick, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
 	t1 = mono_ns();
-	twheel_prep_add(&op, 1, 12345678);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
+	dev_prep_add(&op, 1, 12345678);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
 	/* deadline = setup time + k * tick, setup time within [t0, t1]. */
 	off = (op.deadline_ns - t0) % tick;
 	EXPECT_GE(t1 - t0, off) TH_LOG("deadline %llu ns past the grid from setup",
@@ -142,7 +142,7 @@ TEST_F(wheel, add_live_id_is_eexist)
 	op_init(&op, TWHEEL_OP_ADD, 9, TWHEEL_OPF_TIMEOUT, 10 * NSEC_PER_SEC);
 	EXPECT_EQ(EEXIST, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(-EEXIST, op.result);
-	EXPECT_EQ(-EEXIST, twheel_add(self->fd, 9, TWHEEL_TIMEOUT_DEFAULT));
+	EXPECT_EQ(-EEXIST, dev_add(self->fd, 9, DEV_TIMEOUT_DEFAULT));
 	/* The first entry is untouched. */
 	op_init(&op, TWHEEL_OP_QUERY, 9, 0, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
@@ -156,18 +156,18 @@ TEST_F(wheel, ids_zero_and_max_are_valid)
 	unsigned int i;
 
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, ids[i], TWHEEL_TIMEOUT_DEFAULT));
+		ASSERT_EQ(0, dev_add(self->fd, ids[i], DEV_TIMEOUT_DEFAULT));
 	for (i = 0; i < 4; i++) {
 		d = r = JUNK64;
-		EXPECT_EQ(0, twheel_query(self->fd, ids[i], &d, &r));
+		EXPECT_EQ(0, dev_query(self->fd, ids[i], &d, &r));
 		EXPECT_NE(JUNK64, d);
 		EXPECT_GE(DFLT_NS + TICK_NS, r);
-		EXPECT_EQ(0, twheel_refresh(self->fd, ids[i], NSEC_PER_SEC, 0));
-		EXPECT_EQ(-EEXIST, twheel_add(self->fd, ids[i], 0));
+		EXPECT_EQ(0, dev_refresh(self->fd, ids[i], NSEC_PER_SEC, 0));
+		EXPECT_EQ(-EEXIST, dev_add(self->fd, ids[i], 0));
 	}
 	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(0, twheel_cancel(self->fd, ids[i]));
-		EXPECT_EQ(-ENOENT, twheel_query(self->fd, ids[i], NULL, NULL));
+		EXPECT_EQ(0, dev_cancel(self->fd, ids[i]));
+		EXPECT_EQ(-ENOENT, dev_query(self->fd, ids[i], NULL, NULL));
 	}
 }
 
@@ -222,9 +222,9 @@ TEST_F(wheel, refresh_absent_is_enoent)
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, 3, 0, 0));
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, 3,
 			      TWHEEL_OPF_TIMEOUT, NSEC_PER_SEC));
-	EXPECT_EQ(-ENOENT, twheel_refresh(self->fd, 3, TWHEEL_TIMEOUT_DEFAULT, 0));
+	EXPECT_EQ(-ENOENT, dev_refresh(self->fd, 3, DEV_TIMEOUT_DEFAULT, 0));
 	/* And it did not add the id. */
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 3, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 3, NULL, NULL));
 }
 
 TEST_F(wheel, refresh_add_if_absent_adds)
@@ -238,8 +238,8 @@ TEST_F(wheel, refresh_add_if_absent_adds)
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	after = mono_ns();
 	check_deadline(_metadata, &op, before, after, NSEC_PER_SEC);
-	EXPECT_EQ(0, twheel_query(self->fd, 3, NULL, NULL));
-	EXPECT_EQ(-EEXIST, twheel_add(self->fd, 3, TWHEEL_TIMEOUT_DEFAULT));
+	EXPECT_EQ(0, dev_query(self->fd, 3, NULL, NULL));
+	EXPECT_EQ(-EEXIST, dev_add(self->fd, 3, DEV_TIMEOUT_DEFAULT));
 }
 
 TEST_F(wheel, refresh_add_if_absent_refreshes_live)
@@ -247,7 +247,7 @@ TEST_F(wheel, refresh_add_if_absent_refreshes_live)
 	struct twheel_op op;
 	uint64_t before, after;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 3, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 3, 10 * NSEC_PER_SEC));
 	op_init(&op, TWHEEL_OP_REFRESH, 3, TWHEEL_OPF_ADD_IF_ABSENT, 0);
 	before = mono_ns();
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
@@ -272,21 +272,21 @@ TEST_F(wheel, cancel_returns_old_deadline_and_removes)
 	EXPECT_GE(d - before, op.remaining_ns);
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_QUERY, 11, 0, 0));
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_CANCEL, 11, 0, 0));
-	EXPECT_EQ(0, twheel_add(self->fd, 11, TWHEEL_TIMEOUT_DEFAULT));
+	EXPECT_EQ(0, dev_add(self->fd, 11, DEV_TIMEOUT_DEFAULT));
 }
 
 TEST_F(wheel, cancel_absent_is_enoent)
 {
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_CANCEL, 4, 0, 0));
-	EXPECT_EQ(-ENOENT, twheel_cancel(self->fd, 4));
+	EXPECT_EQ(-ENOENT, dev_cancel(self->fd, 4));
 }
 
 TEST_F(wheel, cancelled_id_never_fires)
 {
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 4, 10 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, twheel_cancel(self->fd, 4));
+	ASSERT_EQ(0, dev_add(self->fd, 4, 10 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_cancel(self->fd, 4));
 	EXPECT_EQ(0, drain_until(self->fd, &ev, 1,
 				 mono_ns() + 100 * NSEC_PER_MSEC));
 }
@@ -312,10 +312,10 @@ TEST_F(wheel, query_remaining_decreases)
 {
 	uint64_t d1 = 0, d2 = 0, r1 = 0, r2 = 0;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 2, NSEC_PER_SEC));
-	ASSERT_EQ(0, twheel_query(self->fd, 2, &d1, &r1));
+	ASSERT_EQ(0, dev_add(self->fd, 2, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_query(self->fd, 2, &d1, &r1));
 	sleep_ns(20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_query(self->fd, 2, &d2, &r2));
+	ASSERT_EQ(0, dev_query(self->fd, 2, &d2, &r2));
 	EXPECT_EQ(d1, d2);
 	EXPECT_GE(r1 - 20 * NSEC_PER_MSEC, r2);
 	EXPECT_LT(0, r2);
@@ -326,8 +326,8 @@ TEST_F(wheel, query_absent_is_enoent)
 	uint64_t d = JUNK64, r = JUNK64;
 
 	EXPECT_EQ(ENOENT, op1(_metadata, self->fd, TWHEEL_OP_QUERY, 4, 0, 0));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 4, &d, &r));
-	EXPECT_EQ(JUNK64, d);	/* the library leaves outputs alone on error */
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 4, &d, &r));
+	EXPECT_EQ(JUNK64, d);	/* dev_query() leaves outputs alone on error */
 	EXPECT_EQ(JUNK64, r);
 }
 
@@ -366,54 +366,54 @@ TEST_F(wheel, pad_nonzero_is_einval)
 	uint32_t code;
 	struct twheel_op op;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	for (code = TWHEEL_OP_ADD; code <= TWHEEL_OP_QUERY; code++) {
 		op_init(&op, code, code == TWHEEL_OP_ADD ? 2 : 1, 0, 0);
 		op.slot = 1;
 		EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op))
 			TH_LOG("op %u", code);
 	}
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 2, NULL, NULL));
-	EXPECT_EQ(0, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(0, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, timeout_flag_on_cancel_or_query_is_einval)
 {
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_CANCEL, 1,
 			      TWHEEL_OPF_TIMEOUT, 0));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_QUERY, 1,
 			      TWHEEL_OPF_TIMEOUT, 0));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_CANCEL, 1,
 			      TWHEEL_OPF_TIMEOUT, NSEC_PER_SEC));
-	EXPECT_EQ(0, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, add_if_absent_outside_refresh_is_einval)
 {
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_ADD, 2,
 			      TWHEEL_OPF_ADD_IF_ABSENT, 0));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_CANCEL, 1,
 			      TWHEEL_OPF_ADD_IF_ABSENT, 0));
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_QUERY, 1,
 			      TWHEEL_OPF_ADD_IF_ABSENT, 0));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 2, NULL, NULL));
-	EXPECT_EQ(0, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(0, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, timeout_without_flag_is_einval)
 {
 	uint32_t code;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	for (code = TWHEEL_OP_ADD; code <= TWHEEL_OP_QUERY; code++)
 		EXPECT_EQ(EINVAL, op1(_metadata, self->fd, code,
 				      code == TWHEEL_OP_ADD ? 2 : 1, 0, 1))
 			TH_LOG("op %u", code);
 	EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, 1,
 			      TWHEEL_OPF_ADD_IF_ABSENT, NSEC_PER_SEC));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 2, NULL, NULL));
 }
 
 TEST_F(wheel, max_timeout_is_accepted)
@@ -461,7 +461,7 @@ TEST_F(wheel, timeout_above_max_is_einval)
 				      UINT64_MAX };
 	unsigned int i;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(EINVAL, op1(_metadata, self->fd, TWHEEL_OP_ADD, 2,
 				      TWHEEL_OPF_TIMEOUT, t[i]));
@@ -471,8 +471,8 @@ TEST_F(wheel, timeout_above_max_is_einval)
 				      TWHEEL_OPF_TIMEOUT |
 				      TWHEEL_OPF_ADD_IF_ABSENT, t[i]));
 	}
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 2, NULL, NULL));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 3, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 3, NULL, NULL));
 }
 
 TEST(timeout_above_max_ns_is_einval_at_large_tick)
@@ -502,7 +502,7 @@ TEST_F(wheel, op_bad_pointer_is_efault)
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(self->fd, TWHEEL_IOC_OP, page));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(-EFAULT, twheel_submit_op(self->fd, page));
+	EXPECT_EQ(-EFAULT, dev_submit_op(self->fd, page));
 	munmap(page, 4096);
 }
 
@@ -511,7 +511,7 @@ TEST_F(wheel, add_at_cap_is_enospc)
 	unsigned int i;
 
 	for (i = 0; i < CAP; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, i, NSEC_PER_SEC));
+		ASSERT_EQ(0, dev_add(self->fd, i, NSEC_PER_SEC));
 	EXPECT_EQ(ENOSPC, op1(_metadata, self->fd, TWHEEL_OP_ADD, CAP, 0, 0));
 	EXPECT_EQ(ENOSPC, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, CAP,
 			      TWHEEL_OPF_ADD_IF_ABSENT, 0));
@@ -519,9 +519,9 @@ TEST_F(wheel, add_at_cap_is_enospc)
 	EXPECT_EQ(0, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, 0, 0, 0));
 	EXPECT_EQ(0, op1(_metadata, self->fd, TWHEEL_OP_REFRESH, 1,
 			 TWHEEL_OPF_ADD_IF_ABSENT, 0));
-	EXPECT_EQ(0, twheel_cancel(self->fd, 0));
-	EXPECT_EQ(0, twheel_add(self->fd, CAP, NSEC_PER_SEC));
-	EXPECT_EQ(-ENOSPC, twheel_add(self->fd, CAP + 1, NSEC_PER_SEC));
+	EXPECT_EQ(0, dev_cancel(self->fd, 0));
+	EXPECT_EQ(0, dev_add(self->fd, CAP, NSEC_PER_SEC));
+	EXPECT_EQ(-ENOSPC, dev_add(self->fd, CAP + 1, NSEC_PER_SEC));
 }
 
 TEST_F(wheel, undelivered_events_count_against_cap)
@@ -530,18 +530,18 @@ TEST_F(wheel, undelivered_events_count_against_cap)
 	unsigned int i;
 
 	for (i = 0; i < CAP; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, i, 0));
+		ASSERT_EQ(0, dev_add(self->fd, i, 0));
 	ASSERT_EQ(CAP, wait_waiting(self->fd, CAP));
 	/* All expired, none read: the cap is still full. */
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 0, NULL, NULL));
-	EXPECT_EQ(-ENOSPC, twheel_add(self->fd, 100, NSEC_PER_SEC));
-	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 1));
-	EXPECT_EQ(0, twheel_add(self->fd, 100, NSEC_PER_SEC));
-	EXPECT_EQ(-ENOSPC, twheel_add(self->fd, 101, NSEC_PER_SEC));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 0, NULL, NULL));
+	EXPECT_EQ(-ENOSPC, dev_add(self->fd, 100, NSEC_PER_SEC));
+	ASSERT_EQ(1, dev_read_events(self->fd, ev, 1));
+	EXPECT_EQ(0, dev_add(self->fd, 100, NSEC_PER_SEC));
+	EXPECT_EQ(-ENOSPC, dev_add(self->fd, 101, NSEC_PER_SEC));
 	ASSERT_EQ(CAP - 1, drain_until(self->fd, ev, CAP - 1,
 				       mono_ns() + LATE_SLACK_NS));
 	for (i = 0; i < CAP - 1; i++)
-		EXPECT_EQ(0, twheel_add(self->fd, 200 + i, NSEC_PER_SEC));
+		EXPECT_EQ(0, dev_add(self->fd, 200 + i, NSEC_PER_SEC));
 }
 
 TEST_F(wheel, expired_id_is_no_longer_live)
@@ -560,33 +560,10 @@ TEST_F(wheel, expired_id_is_no_longer_live)
 	/* A new entry, whose event is distinct from the old one. */
 	op_init(&op, TWHEEL_OP_ADD, 8, TWHEEL_OPF_TIMEOUT, NSEC_PER_SEC);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 2));
+	ASSERT_EQ(1, dev_read_events(self->fd, ev, 2));
 	EXPECT_EQ(8, ev[0].id);
 	EXPECT_EQ(d, ev[0].deadline_ns);
-	EXPECT_EQ(0, twheel_query(self->fd, 8, NULL, NULL));
-}
-
-TEST_F(wheel, library_helpers_fill_ops)
-{
-	struct twheel_op op;
-
-	memset(&op, JUNK, sizeof(op));
-	twheel_prep_add(&op, 5, TWHEEL_TIMEOUT_DEFAULT);
-	EXPECT_EQ(TWHEEL_OP_ADD, op.op);
-	EXPECT_EQ(5, op.id);
-	EXPECT_EQ(0, op.flags);
-	EXPECT_EQ(0, op.timeout_ns);
-	EXPECT_EQ(0, op.slot);
-	twheel_prep_refresh(&op, 6, 0, TWHEEL_OPF_ADD_IF_ABSENT);
-	EXPECT_EQ(TWHEEL_OP_REFRESH, op.op);
-	EXPECT_EQ(TWHEEL_OPF_ADD_IF_ABSENT | TWHEEL_OPF_TIMEOUT, op.flags);
-	EXPECT_EQ(0, op.timeout_ns);
-	twheel_prep_cancel(&op, 7);
-	EXPECT_EQ(TWHEEL_OP_CANCEL, op.op);
-	EXPECT_EQ(0, op.flags);
-	twheel_prep_query(&op, 8);
-	EXPECT_EQ(TWHEEL_OP_QUERY, op.op);
-	EXPECT_EQ(8, op.id);
+	EXPECT_EQ(0, dev_query(self->fd, 8, NULL, NULL));
 }
 
 TEST_HARNESS_MAIN

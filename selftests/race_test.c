@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(1 * NSEC_PER_MSEC)
@@ -55,12 +55,12 @@ static void *race_worker(void *arg)
 		while (mono_ns() < target)
 			;
 		if (r->kind == RACE_CANCEL)
-			twheel_prep_cancel(&op, i);
+			dev_prep_cancel(&op, i);
 		else
-			twheel_prep_refresh(&op, i, NEW_TIMEOUT_NS,
-					    r->kind == RACE_REFRESH_ADD ?
-					    TWHEEL_OPF_ADD_IF_ABSENT : 0);
-		twheel_submit_op(r->fd, &op);
+			dev_prep_refresh(&op, i, NEW_TIMEOUT_NS,
+					 r->kind == RACE_REFRESH_ADD ?
+					 TWHEEL_OPF_ADD_IF_ABSENT : 0);
+		dev_submit_op(r->fd, &op);
 		r->result[i] = op.result;
 		r->new_deadline[i] = op.deadline_ns;
 	}
@@ -77,8 +77,8 @@ static void *race_reader(void *arg)
 
 		if (ret <= 0)
 			continue;
-		ret = twheel_read_events(r->fd, r->ev + r->nr_ev,
-					 2 * NR_IDS - r->nr_ev);
+		ret = dev_read_events(r->fd, r->ev + r->nr_ev,
+				      2 * NR_IDS - r->nr_ev);
 		if (ret == -EAGAIN)
 			continue;
 		if (ret < 0) {
@@ -110,9 +110,9 @@ static void run_race(struct __test_metadata *_metadata, enum race_kind kind)
 	ASSERT_LE(0, r->fd);
 
 	for (i = 0; i < NR_IDS; i++)
-		twheel_prep_add(&ops[i], i,
-				FIRST_NS + (uint64_t)i * SPREAD_NS / NR_IDS);
-	ASSERT_EQ(NR_IDS, twheel_batch(r->fd, ops, NR_IDS));
+		dev_prep_add(&ops[i], i,
+			     FIRST_NS + (uint64_t)i * SPREAD_NS / NR_IDS);
+	ASSERT_EQ(NR_IDS, dev_batch(r->fd, ops, NR_IDS));
 	for (i = 0; i < NR_IDS; i++) {
 		ASSERT_EQ(0, ops[i].result);
 		r->old_deadline[i] = ops[i].deadline_ns;
@@ -138,8 +138,8 @@ static void run_race(struct __test_metadata *_metadata, enum race_kind kind)
 	ASSERT_EQ(0, r->read_err);
 	/* Anything left (the reader may have stopped between polls). */
 	while (r->nr_ev < 2 * NR_IDS) {
-		int ret = twheel_read_events(r->fd, r->ev + r->nr_ev,
-					     2 * NR_IDS - r->nr_ev);
+		int ret = dev_read_events(r->fd, r->ev + r->nr_ev,
+					  2 * NR_IDS - r->nr_ev);
 		if (ret <= 0)
 			break;
 		r->nr_ev += ret;

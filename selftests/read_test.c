@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -53,10 +53,10 @@ TEST_F(wheel, timeout_zero_fires_at_next_tick)
 	uint64_t before, after;
 
 	before = mono_ns();
-	ASSERT_EQ(0, twheel_add(self->fd, 42, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 42, 0));
 	after = mono_ns();
 	memset(self->ev, JUNK, sizeof(self->ev[0]));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(42, self->ev[0].id);
 	EXPECT_LE(before, self->ev[0].deadline_ns);
 	EXPECT_GE(after + TICK_NS, self->ev[0].deadline_ns);
@@ -67,10 +67,10 @@ TEST_F(wheel, event_carries_the_deadline_of_the_op)
 {
 	struct twheel_op op;
 
-	twheel_prep_add(&op, 5, 20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
+	dev_prep_add(&op, 5, 20 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
 	memset(self->ev, JUNK, sizeof(self->ev[0]));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(5, self->ev[0].id);
 	EXPECT_EQ(op.deadline_ns, self->ev[0].deadline_ns);
 }
@@ -81,10 +81,10 @@ TEST_F(wheel, events_are_never_early_nor_late)
 	int i, got = 0, ret;
 
 	for (i = 0; i < NR_IDS; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, i, (rnd_next(&seed) % 300) *
-					NSEC_PER_MSEC + rnd_next(&seed) % TICK_NS));
+		ASSERT_EQ(0, dev_add(self->fd, i, (rnd_next(&seed) % 300) *
+				     NSEC_PER_MSEC + rnd_next(&seed) % TICK_NS));
 	while (got < NR_IDS) {
-		ret = twheel_read_events(self->fd, self->ev, NR_IDS);
+		ret = dev_read_events(self->fd, self->ev, NR_IDS);
 		read_ns = mono_ns();
 		ASSERT_LT(0, ret) TH_LOG("read: %s", strerror(-ret));
 		for (i = 0; i < ret; i++)
@@ -107,12 +107,12 @@ TEST(cascaded_deadlines_are_never_early)
 	fd = wheel_new(O_CLOEXEC, tick, NSEC_PER_SEC, 0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < NR_IDS; i++) {
-		twheel_prep_add(&op, i, rnd_next(&seed) % (600 * NSEC_PER_MSEC));
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		dev_prep_add(&op, i, rnd_next(&seed) % (600 * NSEC_PER_MSEC));
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
 		deadline[i] = op.deadline_ns;
 	}
 	while (got < NR_IDS) {
-		ret = twheel_read_events(fd, ev, NR_IDS);
+		ret = dev_read_events(fd, ev, NR_IDS);
 		read_ns = mono_ns();
 		ASSERT_LT(0, ret);
 		for (i = 0; i < ret; i++) {
@@ -131,12 +131,12 @@ TEST_F(wheel, events_come_in_deadline_order)
 	int i, got = 0, ret, n;
 
 	for (i = 0; i < NR_IDS; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, rnd_next(&seed),
-					(rnd_next(&seed) % 60) * NSEC_PER_MSEC));
+		ASSERT_EQ(0, dev_add(self->fd, rnd_next(&seed),
+				     (rnd_next(&seed) % 60) * NSEC_PER_MSEC));
 	sleep_ns(60 * NSEC_PER_MSEC + 2 * TICK_NS + 50 * NSEC_PER_MSEC);
 	/* Uneven read sizes, so order must hold across reads too. */
 	for (n = 1; got < NR_IDS; n = n % 13 + 1) {
-		ret = twheel_read_events(self->fd, self->ev, n);
+		ret = dev_read_events(self->fd, self->ev, n);
 		ASSERT_LT(0, ret);
 		ASSERT_GE(n, ret);
 		for (i = 0; i < ret; i++) {
@@ -156,7 +156,7 @@ TEST_F(wheel, each_expiry_is_delivered_once)
 	fd = wheel_new(O_NONBLOCK, TICK_NS, DFLT_NS, 0);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < NR_IDS; i++)
-		ASSERT_EQ(0, twheel_add(fd, i, (i % 50) * NSEC_PER_MSEC));
+		ASSERT_EQ(0, dev_add(fd, i, (i % 50) * NSEC_PER_MSEC));
 	got = drain_until(fd, self->ev, NR_IDS + 1,
 			  mono_ns() + 50 * NSEC_PER_MSEC + LATE_SLACK_NS +
 			  200 * NSEC_PER_MSEC);
@@ -166,7 +166,7 @@ TEST_F(wheel, each_expiry_is_delivered_once)
 		dup += seen[self->ev[i].id]++ != 0;
 	}
 	EXPECT_EQ(0, dup);
-	EXPECT_EQ(-EAGAIN, twheel_read_events(fd, self->ev, 1));
+	EXPECT_EQ(-EAGAIN, dev_read_events(fd, self->ev, 1));
 	close(fd);
 }
 
@@ -176,7 +176,7 @@ TEST_F(wheel, extreme_ids_expire_as_themselves)
 	int i, seen = 0;
 
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, ids[i], (i + 1) * TICK_NS));
+		ASSERT_EQ(0, dev_add(self->fd, ids[i], (i + 1) * TICK_NS));
 	ASSERT_EQ(3, drain_until(self->fd, self->ev, 3, mono_ns() +
 				 4 * TICK_NS + LATE_SLACK_NS));
 	for (i = 0; i < 3; i++) {
@@ -191,7 +191,7 @@ TEST_F(wheel, read_below_one_record_is_einval)
 	static const size_t sizes[] = { 1, 8, 16, sizeof(struct twheel_event) - 1 };
 	unsigned int i;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 0));
 	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	for (i = 0; i < 4; i++) {
 		memset(self->ev, JUNK, sizeof(self->ev[0]));
@@ -200,7 +200,7 @@ TEST_F(wheel, read_below_one_record_is_einval)
 		EXPECT_EQ(EINVAL, errno) TH_LOG("size %zu", sizes[i]);
 	}
 	/* The event was not consumed. */
-	EXPECT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	EXPECT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(1, self->ev[0].id);
 }
 
@@ -217,7 +217,7 @@ TEST_F(wheel, read_returns_whole_records_only)
 	int i;
 
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, i, 0));
+		ASSERT_EQ(0, dev_add(self->fd, i, 0));
 	ASSERT_EQ(5, wait_waiting(self->fd, 5));
 	EXPECT_EQ(2 * rec, read(self->fd, self->ev, 2 * rec + rec / 2));
 	EXPECT_EQ(rec, read(self->fd, self->ev, 2 * rec - 1));
@@ -231,14 +231,14 @@ TEST_F(wheel, read_bad_buffer_is_efault_and_keeps_event)
 			  -1, 0);
 
 	ASSERT_NE(MAP_FAILED, page);
-	ASSERT_EQ(0, twheel_add(self->fd, 3, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 3, 0));
 	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, page, sizeof(self->ev[0])));
 	EXPECT_EQ(EFAULT, errno);
 	munmap(page, 4096);
 	/* An event is never lost: a failed copy leaves it waiting. */
-	EXPECT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	EXPECT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(3, self->ev[0].id);
 }
 
@@ -261,7 +261,7 @@ TEST_F(wheel, read_cut_by_fault_returns_whole_records_and_keeps_rest)
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ(0, mprotect(map + 4096, 4096, PROT_NONE));
 	for (i = 0; i < 8; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, 100 + i, 0));
+		ASSERT_EQ(0, dev_add(self->fd, 100 + i, 0));
 	ASSERT_EQ(8, wait_waiting(self->fd, 8));
 
 	/* Room for 2 whole records and 10 bytes of a third before the hole. */
@@ -272,7 +272,7 @@ TEST_F(wheel, read_cut_by_fault_returns_whole_records_and_keeps_rest)
 		seen |= 1ULL << (ev[i].id - 100);
 	EXPECT_EQ(6, fdinfo_get(self->fd, "events_waiting"));
 
-	got = twheel_read_events(self->fd, self->ev, 8);
+	got = dev_read_events(self->fd, self->ev, 8);
 	EXPECT_EQ(6, got);
 	for (i = 0; i < got; i++) {
 		EXPECT_EQ(0, seen & (1ULL << (self->ev[i].id - 100)));
@@ -290,8 +290,8 @@ TEST_F(wheel, nonblocking_read_without_event_is_eagain)
 	errno = 0;
 	EXPECT_EQ(-1, read(fd, self->ev, sizeof(self->ev[0])));
 	EXPECT_EQ(EAGAIN, errno);
-	ASSERT_EQ(0, twheel_add(fd, 1, NSEC_PER_SEC));
-	EXPECT_EQ(-EAGAIN, twheel_read_events(fd, self->ev, 1));
+	ASSERT_EQ(0, dev_add(fd, 1, NSEC_PER_SEC));
+	EXPECT_EQ(-EAGAIN, dev_read_events(fd, self->ev, 1));
 	close(fd);
 }
 
@@ -301,10 +301,10 @@ TEST_F(wheel, nonblock_set_by_fcntl_is_honoured)
 
 	ASSERT_LE(0, fl);
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
-	EXPECT_EQ(-EAGAIN, twheel_read_events(self->fd, self->ev, 1));
+	EXPECT_EQ(-EAGAIN, dev_read_events(self->fd, self->ev, 1));
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl));
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 20 * NSEC_PER_MSEC));
-	EXPECT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 20 * NSEC_PER_MSEC));
+	EXPECT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 }
 
 TEST_F(wheel, blocking_read_waits_for_expiry)
@@ -312,9 +312,9 @@ TEST_F(wheel, blocking_read_waits_for_expiry)
 	struct twheel_op op;
 	uint64_t t;
 
-	twheel_prep_add(&op, 77, 100 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 4));
+	dev_prep_add(&op, 77, 100 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 4));
 	t = mono_ns();
 	EXPECT_EQ(77, self->ev[0].id);
 	EXPECT_LE(op.deadline_ns, t);
@@ -340,24 +340,24 @@ TEST_F(wheel, blocking_read_interrupted_by_signal_is_eintr)
 {
 	uint64_t t = mono_ns();
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 5 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 5 * NSEC_PER_SEC));
 	arm_signal(0, 50000);
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, self->ev, sizeof(self->ev[0])));
 	EXPECT_EQ(EINTR, errno);
 	EXPECT_GT(t + 4 * NSEC_PER_SEC, mono_ns());
 	/* The id is still live: the signal took nothing. */
-	EXPECT_EQ(0, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(wheel, blocking_read_restarts_with_sa_restart)
 {
 	struct twheel_op op;
 
-	twheel_prep_add(&op, 9, 200 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
+	dev_prep_add(&op, 9, 200 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
 	arm_signal(SA_RESTART, 30000);
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 1));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(9, self->ev[0].id);
 	EXPECT_LE(op.deadline_ns, mono_ns());
 }
@@ -366,14 +366,14 @@ TEST_F(wheel, poll_reports_pollin_while_events_wait)
 {
 	struct pollfd pfd = { .fd = self->fd, .events = POLLIN | POLLRDNORM };
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 1 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 1 * NSEC_PER_SEC));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 2, 30 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 2, 30 * NSEC_PER_MSEC));
 	ASSERT_EQ(1, poll(&pfd, 1, 5000));
 	EXPECT_EQ(POLLIN | POLLRDNORM, pfd.revents);
 	/* Level-triggered: still there until read. */
 	ASSERT_EQ(1, poll(&pfd, 1, 0));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 4));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 4));
 	EXPECT_EQ(2, self->ev[0].id);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 }
@@ -384,8 +384,8 @@ TEST_F(wheel, poll_wakes_on_expiry)
 	struct twheel_op op;
 	uint64_t t;
 
-	twheel_prep_add(&op, 1, 100 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
+	dev_prep_add(&op, 1, 100 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
 	ASSERT_EQ(1, poll(&pfd, 1, 5000));
 	t = mono_ns();
 	EXPECT_TRUE(pfd.revents & POLLIN);
@@ -403,8 +403,8 @@ TEST_F(wheel, epoll_reports_epollin_while_events_wait)
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
-	twheel_prep_add(&op, 1, 80 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
+	dev_prep_add(&op, 1, 80 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
 	memset(&ev, 0, sizeof(ev));
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
 	t = mono_ns();
@@ -413,7 +413,7 @@ TEST_F(wheel, epoll_reports_epollin_while_events_wait)
 	EXPECT_LE(op.deadline_ns, t);
 	EXPECT_GE(op.deadline_ns + TICK_NS + LATE_SLACK_NS, t);
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 0));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 2));
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
 	close(ep);
 }
@@ -425,10 +425,10 @@ TEST_F(wheel, epoll_edge_triggered_fires_per_new_expiry)
 
 	ASSERT_LE(0, ep);
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 20 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 20 * NSEC_PER_MSEC));
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
 	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 2, 20 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 2, 20 * NSEC_PER_MSEC));
 	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
 	EXPECT_EQ(2, drain_until(self->fd, self->ev, 2, mono_ns()
 				 + LATE_SLACK_NS));
@@ -441,24 +441,24 @@ TEST_F(wheel, refreshed_id_does_not_fire)
 	struct twheel_op op;
 
 	/* Refreshed every ~10 ms, well inside the 200 ms timeout. */
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 200 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 200 * NSEC_PER_MSEC));
 	while (mono_ns() < end) {
 		sleep_ns(10 * NSEC_PER_MSEC);
-		ASSERT_EQ(0, twheel_refresh(self->fd, 1, 200 * NSEC_PER_MSEC, 0));
+		ASSERT_EQ(0, dev_refresh(self->fd, 1, 200 * NSEC_PER_MSEC, 0));
 	}
 	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
-	twheel_prep_query(&op, 1);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
+	dev_prep_query(&op, 1);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 2));
 	EXPECT_EQ(op.deadline_ns, self->ev[0].deadline_ns);
 }
 
 TEST_F(wheel, cancel_after_expiry_is_enoent_and_event_stays)
 {
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 10 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 10 * NSEC_PER_MSEC));
 	ASSERT_EQ(1, wait_waiting(self->fd, 1));
-	EXPECT_EQ(-ENOENT, twheel_cancel(self->fd, 1));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
+	EXPECT_EQ(-ENOENT, dev_cancel(self->fd, 1));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 2));
 	EXPECT_EQ(1, self->ev[0].id);
 	EXPECT_EQ(0, drain_until(self->fd, self->ev, 1,
 				 mono_ns() + 50 * NSEC_PER_MSEC));
@@ -468,11 +468,11 @@ TEST_F(wheel, readded_id_fires_again)
 {
 	uint64_t d1;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 0));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 0));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 2));
 	d1 = self->ev[0].deadline_ns;
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 10 * NSEC_PER_MSEC));
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 2));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 10 * NSEC_PER_MSEC));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 2));
 	EXPECT_EQ(1, self->ev[0].id);
 	EXPECT_LT(d1, self->ev[0].deadline_ns);
 }
@@ -481,16 +481,16 @@ TEST(boottime_wheel_expires_on_boottime)
 {
 	struct twheel_event ev;
 	struct twheel_op op;
-	int fd = twheel_open(0);
+	int fd = dev_open(0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, 0));
-	twheel_prep_add(&op, 1, 30 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
-	ASSERT_EQ(1, twheel_read_events(fd, &ev, 1));
+	ASSERT_EQ(0, dev_setup(fd, TICK_NS, DFLT_NS, CLOCK_BOOTTIME, 0));
+	dev_prep_add(&op, 1, 30 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
+	ASSERT_EQ(1, dev_read_events(fd, &ev, 1));
 	EXPECT_EQ(op.deadline_ns, ev.deadline_ns);
 	EXPECT_LE(ev.deadline_ns, ev.expired_ns);
-	EXPECT_LE(ev.expired_ns, twheel_now(CLOCK_BOOTTIME));
+	EXPECT_LE(ev.expired_ns, clock_ns(CLOCK_BOOTTIME));
 	close(fd);
 }
 

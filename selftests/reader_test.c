@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -145,7 +145,7 @@ FIXTURE_SETUP(stalled)
 	self->fd = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
 	ASSERT_LE(0, self->fd) TH_LOG("wheel: %s", strerror(-self->fd));
 	for (i = 0; i < NR_IDS; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, i, 0));
+		ASSERT_EQ(0, dev_add(self->fd, i, 0));
 	ASSERT_EQ(NR_IDS, wait_waiting(self->fd, NR_IDS));
 
 	self->page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

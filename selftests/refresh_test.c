@@ -9,7 +9,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -44,24 +44,24 @@ TEST_F(wheel, live_ids_move_absent_ones_are_reported_in_order)
 	int ret;
 
 	for (i = 0; i < 100; i += 2)
-		ASSERT_EQ(0, twheel_add(self->fd, i, 5 * NSEC_PER_SEC));
+		ASSERT_EQ(0, dev_add(self->fd, i, 5 * NSEC_PER_SEC));
 	for (i = 0; i < 100; i++)
 		ids[i] = 99 - i;
 	memset(failed, JUNK, sizeof(failed));
 	t0 = mono_ns();
-	ret = twheel_refresh_ids(self->fd, ids, 100, 10 * NSEC_PER_SEC, 0, failed, &nf);
+	ret = dev_refresh_ids(self->fd, ids, 100, 10 * NSEC_PER_SEC, 0, failed, &nf);
 	ASSERT_EQ(100, ret);
 	ASSERT_EQ(50, nf);
 	for (i = 0; i < 50; i++)
 		EXPECT_EQ(99 - 2 * i, failed[i]) TH_LOG("failure %u", i);
 	EXPECT_EQ(JUNK64, failed[50]);
 	for (i = 0; i < 100; i += 2) {
-		ASSERT_EQ(0, twheel_query(self->fd, i, &dl, NULL));
+		ASSERT_EQ(0, dev_query(self->fd, i, &dl, NULL));
 		/* Never early, on the grid, from a time within the call. */
 		EXPECT_LE(t0 + 10 * NSEC_PER_SEC, dl);
 		EXPECT_GE(mono_ns() + 10 * NSEC_PER_SEC + TICK_NS, dl);
 	}
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 	EXPECT_EQ(50, fdinfo_get(self->fd, "live"));
 }
 
@@ -71,10 +71,10 @@ TEST_F(wheel, failures_counted_without_a_buffer_default_timeout)
 	uint64_t ids[3] = { 7, 8, 9 }, dl, rem;
 	unsigned int nf = JUNK;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 8, NSEC_PER_SEC));
-	ASSERT_EQ(3, twheel_refresh_ids(self->fd, ids, 3, TWHEEL_TIMEOUT_DEFAULT, 0, NULL, &nf));
+	ASSERT_EQ(0, dev_add(self->fd, 8, NSEC_PER_SEC));
+	ASSERT_EQ(3, dev_refresh_ids(self->fd, ids, 3, DEV_TIMEOUT_DEFAULT, 0, NULL, &nf));
 	EXPECT_EQ(2, nf);
-	ASSERT_EQ(0, twheel_query(self->fd, 8, &dl, &rem));
+	ASSERT_EQ(0, dev_query(self->fd, 8, &dl, &rem));
 	EXPECT_LT(DFLT_NS - NSEC_PER_SEC, rem);
 	EXPECT_GE(DFLT_NS + TICK_NS, rem);
 }
@@ -85,12 +85,12 @@ TEST_F(wheel, add_if_absent_and_abstime)
 	uint64_t ids[4] = { 1, 2, 3, 4 }, dl, deadline = mono_ns() + 3 * NSEC_PER_SEC;
 	unsigned int i, nf = JUNK;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 2, NSEC_PER_SEC));
-	ASSERT_EQ(4, twheel_refresh_ids(self->fd, ids, 4, deadline,
-					TWHEEL_OPF_ABSTIME | TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf));
+	ASSERT_EQ(0, dev_add(self->fd, 2, NSEC_PER_SEC));
+	ASSERT_EQ(4, dev_refresh_ids(self->fd, ids, 4, deadline,
+				     TWHEEL_OPF_ABSTIME | TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf));
 	EXPECT_EQ(0, nf);
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, twheel_query(self->fd, ids[i], &dl, NULL));
+		ASSERT_EQ(0, dev_query(self->fd, ids[i], &dl, NULL));
 		EXPECT_LE(deadline, dl);
 		EXPECT_GT(deadline + TICK_NS, dl);
 	}
@@ -106,8 +106,8 @@ TEST(add_if_absent_at_the_cap_reports_what_did_not_fit)
 	ASSERT_LE(0, fd);
 	for (i = 0; i < 10; i++)
 		ids[i] = 100 + i;
-	ASSERT_EQ(10, twheel_refresh_ids(fd, ids, 10, TWHEEL_TIMEOUT_DEFAULT,
-					 TWHEEL_OPF_ADD_IF_ABSENT, failed, &nf));
+	ASSERT_EQ(10, dev_refresh_ids(fd, ids, 10, DEV_TIMEOUT_DEFAULT,
+				      TWHEEL_OPF_ADD_IF_ABSENT, failed, &nf));
 	ASSERT_EQ(4, nf);
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(106 + i, failed[i]);
@@ -120,7 +120,7 @@ TEST_F(wheel, bad_arguments_are_einval_and_change_nothing)
 	uint64_t ids[2] = { 1, 2 };
 	struct twheel_refresh_args a;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
 	memset(&a, 0, sizeof(a));
 	a.ids = (uintptr_t)ids;
 	a.count = 2;
@@ -162,7 +162,7 @@ TEST_F(wheel, nr_failed_on_input_is_ignored)
 	uint64_t ids[3] = { 1, 2, 3 }, failed[3];
 	struct twheel_refresh_args a;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 2, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 2, NSEC_PER_SEC));
 	memset(&a, 0, sizeof(a));
 	a.ids = (uintptr_t)ids;
 	a.failed = (uintptr_t)failed;
@@ -194,7 +194,7 @@ TEST_F(wheel, nr_failed_on_input_is_ignored)
 TEST(before_setup_is_ebadfd)
 {
 	struct twheel_refresh_args a = { .count = 0 };
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EBADFD, refresh(fd, &a));
@@ -209,16 +209,16 @@ TEST_F(wheel, unwritable_failure_room_applies_nothing)
 	unsigned int nf = JUNK;
 
 	ASSERT_NE(MAP_FAILED, ro);
-	ASSERT_EQ(0, twheel_add(self->fd, 1, NSEC_PER_SEC));
-	ASSERT_EQ(0, twheel_query(self->fd, 1, &dl_before, NULL));
-	EXPECT_EQ(-EFAULT, twheel_refresh_ids(self->fd, ids, 4, 9 * NSEC_PER_SEC,
-					      TWHEEL_OPF_ADD_IF_ABSENT, ro, &nf));
-	ASSERT_EQ(0, twheel_query(self->fd, 1, &dl, NULL));
+	ASSERT_EQ(0, dev_add(self->fd, 1, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_query(self->fd, 1, &dl_before, NULL));
+	EXPECT_EQ(-EFAULT, dev_refresh_ids(self->fd, ids, 4, 9 * NSEC_PER_SEC,
+					   TWHEEL_OPF_ADD_IF_ABSENT, ro, &nf));
+	ASSERT_EQ(0, dev_query(self->fd, 1, &dl, NULL));
 	EXPECT_EQ(dl_before, dl);
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	/* Unreadable ids: EFAULT, nothing applied either. */
-	EXPECT_EQ(-EFAULT, twheel_refresh_ids(self->fd, (uint64_t *)8, 4, 9 * NSEC_PER_SEC,
-					      TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf));
+	EXPECT_EQ(-EFAULT, dev_refresh_ids(self->fd, (uint64_t *)8, 4, 9 * NSEC_PER_SEC,
+					   TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	munmap(ro, 4096);
 }
@@ -236,8 +236,8 @@ TEST_F(wheel, ids_cut_by_unmapped_page_return_count_done)
 	ASSERT_EQ(0, munmap((char *)ids + page, page));
 	for (i = 0; i < n; i++)
 		ids[i] = i;
-	ret = twheel_refresh_ids(self->fd, ids, n + 10, NSEC_PER_SEC,
-				 TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf);
+	ret = dev_refresh_ids(self->fd, ids, n + 10, NSEC_PER_SEC,
+			      TWHEEL_OPF_ADD_IF_ABSENT, NULL, &nf);
 	ASSERT_LT(0, ret);
 	ASSERT_GE(n, (unsigned int)ret);
 	EXPECT_EQ(0, nf);
@@ -255,10 +255,10 @@ TEST_F(wheel, refreshed_ids_expire_at_the_new_deadline)
 
 	for (i = 0; i < 64; i++) {
 		ids[i] = 1000 + i;
-		ASSERT_EQ(0, twheel_add(self->fd, ids[i], 20 * TICK_NS));
+		ASSERT_EQ(0, dev_add(self->fd, ids[i], 20 * TICK_NS));
 	}
 	t0 = mono_ns();
-	ASSERT_EQ(64, twheel_refresh_ids(self->fd, ids, 64, 100 * TICK_NS, 0, NULL, &nf));
+	ASSERT_EQ(64, dev_refresh_ids(self->fd, ids, 64, 100 * TICK_NS, 0, NULL, &nf));
 	ASSERT_EQ(0, nf);
 	got = drain_until(self->fd, ev, 64, mono_ns() + 100 * TICK_NS + LATE_SLACK_NS);
 	ASSERT_EQ(64, got);

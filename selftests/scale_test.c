@@ -4,7 +4,7 @@
  * batches; every one expires exactly once, in deadline order, never
  * early. Also ENOSPC at a large cap, and a million cancels.
  */
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define NR_MILLION	(1U << 20)
@@ -77,13 +77,13 @@ static unsigned int apply_all(struct __test_metadata *_metadata,
 
 		for (j = 0; j < CHUNK; j++) {
 			uint64_t t = timeout ? timeout(i + j, now) :
-					       TWHEEL_TIMEOUT_DEFAULT;
+					       DEV_TIMEOUT_DEFAULT;
 
-			twheel_prep_op(&self->ops[j], code, id_of(i + j),
-				       code == TWHEEL_OP_CANCEL ?
-				       TWHEEL_TIMEOUT_DEFAULT : t, 0);
+			dev_prep_op(&self->ops[j], code, id_of(i + j),
+				    code == TWHEEL_OP_CANCEL ?
+				    DEV_TIMEOUT_DEFAULT : t, 0);
 		}
-		EXPECT_EQ(CHUNK, twheel_batch(self->fd, self->ops, CHUNK));
+		EXPECT_EQ(CHUNK, dev_batch(self->fd, self->ops, CHUNK));
 		for (j = 0; j < CHUNK; j++) {
 			bad += self->ops[j].result != 0;
 			self->deadline[i + j] = self->ops[j].deadline_ns;
@@ -200,8 +200,8 @@ TEST(enospc_at_a_large_cap)
 	fd = wheel_new(O_CLOEXEC, TICK_NS, 60 * NSEC_PER_SEC, cap);
 	ASSERT_LE(0, fd);
 	for (i = 0; i <= cap; i++)
-		twheel_prep_add(&ops[i], i, TWHEEL_TIMEOUT_DEFAULT);
-	ASSERT_EQ(cap + 1, twheel_batch(fd, ops, cap + 1));
+		dev_prep_add(&ops[i], i, DEV_TIMEOUT_DEFAULT);
+	ASSERT_EQ(cap + 1, dev_batch(fd, ops, cap + 1));
 	for (i = 0; i < cap; i++)
 		bad += ops[i].result != 0;
 	EXPECT_EQ(0, bad);

@@ -7,7 +7,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(1 * NSEC_PER_MSEC)
@@ -19,7 +19,7 @@ FIXTURE(fresh) {
 
 FIXTURE_SETUP(fresh)
 {
-	self->fd = twheel_open(O_CLOEXEC);
+	self->fd = dev_open(O_CLOEXEC);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", TWHEEL_DEVICE,
 				      strerror(-self->fd));
 	memset(&self->args, 0, sizeof(self->args));
@@ -46,17 +46,11 @@ TEST_F(fresh, valid_setup_succeeds)
 	ASSERT_EQ(0, ioctl(self->fd, TWHEEL_IOC_SETUP, &self->args));
 }
 
-TEST_F(fresh, library_setup_succeeds)
-{
-	ASSERT_EQ(0, twheel_setup(self->fd, TICK_NS, NSEC_PER_SEC,
-				  CLOCK_MONOTONIC, 0));
-}
-
 TEST_F(fresh, tick_below_min_is_einval)
 {
 	self->args.tick_ns = TWHEEL_TICK_MIN_NS - 1;
 	EXPECT_EQ(EINVAL, setup_errno(self->fd, &self->args));
-	ASSERT_EQ(-EINVAL, twheel_setup_params(self->fd, &self->args));
+	ASSERT_EQ(-EINVAL, dev_setup_params(self->fd, &self->args));
 }
 
 TEST_F(fresh, tick_zero_is_einval)
@@ -202,7 +196,7 @@ TEST_F(fresh, failed_setup_leaves_wheel_unset)
 {
 	self->args.touch_slots = 1;
 	ASSERT_EQ(EINVAL, setup_errno(self->fd, &self->args));
-	EXPECT_EQ(-EBADFD, twheel_add(self->fd, 1, TWHEEL_TIMEOUT_DEFAULT));
+	EXPECT_EQ(-EBADFD, dev_add(self->fd, 1, DEV_TIMEOUT_DEFAULT));
 	self->args.touch_slots = 0;
 	EXPECT_EQ(0, setup_errno(self->fd, &self->args));
 }
@@ -236,19 +230,19 @@ TEST_F(fresh, op_before_setup_is_ebadfd)
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(self->fd, TWHEEL_IOC_OP, &op));
 	EXPECT_EQ(EBADFD, errno);
-	EXPECT_EQ(-EBADFD, twheel_add(self->fd, 1, TWHEEL_TIMEOUT_DEFAULT));
-	EXPECT_EQ(-EBADFD, twheel_refresh(self->fd, 1, TWHEEL_TIMEOUT_DEFAULT,
-					  TWHEEL_OPF_ADD_IF_ABSENT));
-	EXPECT_EQ(-EBADFD, twheel_cancel(self->fd, 1));
-	EXPECT_EQ(-EBADFD, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-EBADFD, dev_add(self->fd, 1, DEV_TIMEOUT_DEFAULT));
+	EXPECT_EQ(-EBADFD, dev_refresh(self->fd, 1, DEV_TIMEOUT_DEFAULT,
+				       TWHEEL_OPF_ADD_IF_ABSENT));
+	EXPECT_EQ(-EBADFD, dev_cancel(self->fd, 1));
+	EXPECT_EQ(-EBADFD, dev_query(self->fd, 1, NULL, NULL));
 }
 
 TEST_F(fresh, batch_before_setup_is_ebadfd)
 {
 	struct twheel_op op;
 
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
-	EXPECT_EQ(-EBADFD, twheel_batch(self->fd, &op, 1));
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
+	EXPECT_EQ(-EBADFD, dev_batch(self->fd, &op, 1));
 }
 
 TEST_F(fresh, read_before_setup_is_ebadfd)
@@ -263,10 +257,10 @@ TEST_F(fresh, read_before_setup_is_ebadfd)
 TEST_F(fresh, read_before_setup_nonblock_is_ebadfd)
 {
 	struct twheel_event ev;
-	int fd = twheel_open(O_NONBLOCK);
+	int fd = dev_open(O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-EBADFD, twheel_read_events(fd, &ev, 1));
+	EXPECT_EQ(-EBADFD, dev_read_events(fd, &ev, 1));
 	close(fd);
 }
 
@@ -318,35 +312,30 @@ TEST_F(fresh, unknown_ioctl_is_enotty)
 
 TEST(open_flags_are_honoured)
 {
-	int fd = twheel_open(O_CLOEXEC | O_NONBLOCK);
+	int fd = dev_open(O_CLOEXEC | O_NONBLOCK);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD));
 	EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
 	EXPECT_EQ(O_RDWR, fcntl(fd, F_GETFL) & O_ACCMODE);
 	close(fd);
-	fd = twheel_open(0);
+	fd = dev_open(0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, fcntl(fd, F_GETFD));
 	EXPECT_FALSE(fcntl(fd, F_GETFL) & O_NONBLOCK);
 	close(fd);
 }
 
-TEST(library_open_rejects_other_flags)
-{
-	EXPECT_EQ(-EINVAL, twheel_open(O_APPEND));
-}
-
 TEST(each_open_is_a_new_wheel)
 {
-	int a = twheel_open(0), b = twheel_open(0);
+	int a = dev_open(0), b = dev_open(0);
 
 	ASSERT_LE(0, a);
 	ASSERT_LE(0, b);
-	ASSERT_EQ(0, twheel_setup(a, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
+	ASSERT_EQ(0, dev_setup(a, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
 	/* b is not set up even though a is. */
-	EXPECT_EQ(-EBADFD, twheel_add(b, 1, TWHEEL_TIMEOUT_DEFAULT));
-	EXPECT_EQ(0, twheel_setup(b, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
+	EXPECT_EQ(-EBADFD, dev_add(b, 1, DEV_TIMEOUT_DEFAULT));
+	EXPECT_EQ(0, dev_setup(b, TICK_NS, NSEC_PER_SEC, CLOCK_MONOTONIC, 0));
 	close(a);
 	close(b);
 }

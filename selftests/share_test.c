@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -37,7 +37,7 @@ static void __attribute__((constructor)) exec_check(void)
 		_exit(10);
 	if (fcntl(cfd, F_GETFD) != -1 || errno != EBADF)
 		_exit(11);
-	if (twheel_query(pfd, 1, NULL, NULL) != 0)
+	if (dev_query(pfd, 1, NULL, NULL) != 0)
 		_exit(12);
 	_exit(0);
 }
@@ -64,17 +64,17 @@ TEST_F(wheel, two_wheels_are_isolated)
 	int b = wheel_new(0, 5 * TICK_NS, DFLT_NS, 0);
 
 	ASSERT_LE(0, b);
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 300 * NSEC_PER_MSEC));
-	EXPECT_EQ(-ENOENT, twheel_query(b, 1, NULL, NULL));
-	EXPECT_EQ(-ENOENT, twheel_cancel(b, 1));
-	ASSERT_EQ(0, twheel_add(b, 1, 1500 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, twheel_add(b, 2, 1500 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 300 * NSEC_PER_MSEC));
+	EXPECT_EQ(-ENOENT, dev_query(b, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_cancel(b, 1));
+	ASSERT_EQ(0, dev_add(b, 1, 1500 * NSEC_PER_MSEC));
+	ASSERT_EQ(0, dev_add(b, 2, 1500 * NSEC_PER_MSEC));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 	EXPECT_EQ(2, fdinfo_get(b, "live"));
 	EXPECT_EQ((long long)5 * TICK_NS, fdinfo_get(b, "tick_ns"));
-	ASSERT_EQ(1, twheel_read_events(self->fd, ev, 4));
+	ASSERT_EQ(1, dev_read_events(self->fd, ev, 4));
 	EXPECT_EQ(1, ev[0].id);
-	EXPECT_EQ(0, twheel_query(b, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_query(b, 1, NULL, NULL));
 	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + 1500 * NSEC_PER_MSEC +
 				 LATE_SLACK_NS));
 	EXPECT_EQ(0, drain_until(self->fd, ev, 1, mono_ns() + 20 * NSEC_PER_MSEC));
@@ -87,12 +87,12 @@ TEST_F(wheel, dup_shares_the_wheel)
 	int d = dup(self->fd);
 
 	ASSERT_LE(0, d);
-	ASSERT_EQ(0, twheel_add(self->fd, 3, 20 * NSEC_PER_MSEC));
-	EXPECT_EQ(0, twheel_query(d, 3, NULL, NULL));
-	EXPECT_EQ(-EEXIST, twheel_add(d, 3, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 3, 20 * NSEC_PER_MSEC));
+	EXPECT_EQ(0, dev_query(d, 3, NULL, NULL));
+	EXPECT_EQ(-EEXIST, dev_add(d, 3, 0));
 	close(self->fd);
 	self->fd = -1;
-	ASSERT_EQ(1, twheel_read_events(d, &ev, 1));
+	ASSERT_EQ(1, dev_read_events(d, &ev, 1));
 	EXPECT_EQ(3, ev.id);
 	close(d);
 }
@@ -103,20 +103,20 @@ TEST_F(wheel, fork_shares_the_wheel)
 	int status;
 	pid_t pid;
 
-	ASSERT_EQ(0, twheel_add(self->fd, 1, 5 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 1, 5 * NSEC_PER_SEC));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		int ok = twheel_query(self->fd, 1, NULL, NULL) == 0 &&
-			 twheel_add(self->fd, 2, 1500 * NSEC_PER_MSEC) == 0;
+		int ok = dev_query(self->fd, 1, NULL, NULL) == 0 &&
+			 dev_add(self->fd, 2, 1500 * NSEC_PER_MSEC) == 0;
 		_exit(ok ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* The child's exit closed its fd; the wheel lives on. */
-	EXPECT_EQ(0, twheel_query(self->fd, 2, NULL, NULL));
-	ASSERT_EQ(1, twheel_read_events(self->fd, &ev, 1));
+	EXPECT_EQ(0, dev_query(self->fd, 2, NULL, NULL));
+	ASSERT_EQ(1, dev_read_events(self->fd, &ev, 1));
 	EXPECT_EQ(2, ev.id);
 }
 
@@ -142,9 +142,9 @@ static unsigned int add_ids(int fd, struct twheel_op *ops, unsigned int first,
 	unsigned int i, bad = 0;
 
 	for (i = first; i < first + n; i++)
-		twheel_prep_add(&ops[i], i, 20 * NSEC_PER_MSEC +
-				(i % 100) * NSEC_PER_MSEC);
-	if (twheel_batch(fd, ops + first, n) != (int)n)
+		dev_prep_add(&ops[i], i, 20 * NSEC_PER_MSEC +
+			     (i % 100) * NSEC_PER_MSEC);
+	if (dev_batch(fd, ops + first, n) != (int)n)
 		return n;
 	for (i = first; i < first + n; i++)
 		bad += ops[i].result != 0;
@@ -203,7 +203,7 @@ TEST(scm_rights_wheel_outlives_its_creator)
 	if (!pid) {
 		int w = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
 
-		if (w < 0 || twheel_add(w, 9, 300 * NSEC_PER_MSEC) ||
+		if (w < 0 || dev_add(w, 9, 300 * NSEC_PER_MSEC) ||
 		    send_fd(sv[1], w))
 			_exit(1);
 		close(w);
@@ -215,9 +215,9 @@ TEST(scm_rights_wheel_outlives_its_creator)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* Creator gone, its fd closed: ours holds the wheel. */
-	EXPECT_EQ(0, twheel_query(fd, 9, &d, NULL));
+	EXPECT_EQ(0, dev_query(fd, 9, &d, NULL));
 	EXPECT_EQ(1, fdinfo_get(fd, "live"));
-	ASSERT_EQ(1, twheel_read_events(fd, &ev, 1));
+	ASSERT_EQ(1, dev_read_events(fd, &ev, 1));
 	EXPECT_EQ(9, ev.id);
 	EXPECT_EQ(d, ev.deadline_ns);
 	close(fd);
@@ -233,8 +233,8 @@ TEST(cloexec_wheel_is_closed_across_exec)
 
 	ASSERT_LE(0, cfd);
 	ASSERT_LE(0, pfd);
-	ASSERT_EQ(0, twheel_add(cfd, 1, 10 * NSEC_PER_SEC));
-	ASSERT_EQ(0, twheel_add(pfd, 1, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(cfd, 1, 10 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(pfd, 1, 10 * NSEC_PER_SEC));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -250,8 +250,8 @@ TEST(cloexec_wheel_is_closed_across_exec)
 	EXPECT_EQ(0, WEXITSTATUS(status))
 		TH_LOG("10 bad env, 11 cloexec fd open, 12 plain fd not the wheel, 20 exec");
 	/* The exec'd child's exit did not free our wheels. */
-	EXPECT_EQ(0, twheel_query(cfd, 1, NULL, NULL));
-	EXPECT_EQ(0, twheel_query(pfd, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_query(cfd, 1, NULL, NULL));
+	EXPECT_EQ(0, dev_query(pfd, 1, NULL, NULL));
 	close(cfd);
 	close(pfd);
 }
@@ -322,7 +322,7 @@ static pthread_t close_under(struct __test_metadata *_metadata,
 {
 	pthread_t t;
 
-	ASSERT_EQ(0, twheel_add(self->fd, id, timeout_ns));
+	ASSERT_EQ(0, dev_add(self->fd, id, timeout_ns));
 	ASSERT_EQ(0, pthread_create(&t, NULL, wait, b));
 	sleep_ns(50 * NSEC_PER_MSEC);
 	close(self->fd);
@@ -414,7 +414,7 @@ TEST(open_wheel_pins_the_module)
 		SKIP(return, "no /sys/module/twheel/refcnt (module built in?)");
 	ASSERT_EQ(1, fscanf(f, "%lld", &r0));
 	fclose(f);
-	fd = twheel_open(0);
+	fd = dev_open(0);
 	ASSERT_LE(0, fd);
 	d = dup(fd);
 	f = fopen("/sys/module/twheel/refcnt", "r");

@@ -108,11 +108,11 @@ static int wheel_on(clockid_t clk, uint32_t flags, uint32_t slots)
 		.tick_ns = TICK_NS, .default_timeout_ns = DFLT_NS, .clockid = clk,
 		.flags = flags, .touch_slots = slots,
 	};
-	int fd = twheel_open(O_CLOEXEC), ret;
+	int fd = dev_open(O_CLOEXEC), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = twheel_setup_params(fd, &sa);
+	ret = dev_setup_params(fd, &sa);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -156,8 +156,8 @@ TEST_F(timens, abstime_deadlines_are_on_the_namespace_clock)
 		EXPECT_EQ(self->offset_ns, fdinfo_get(fd, "clock_offset_ns"));
 
 		t = clock_ns(clocks[c]) + 300 * NSEC_PER_MSEC;
-		twheel_prep_add_at(&op, id, t);
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		dev_prep_add_at(&op, id, t);
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
 		EXPECT_LE(t, op.deadline_ns) TH_LOG("clock %d: %lld ns early", clocks[c],
 						    (long long)(t - op.deadline_ns));
 		EXPECT_GT(t + TICK_NS, op.deadline_ns);
@@ -165,24 +165,24 @@ TEST_F(timens, abstime_deadlines_are_on_the_namespace_clock)
 		EXPECT_GE(300 * NSEC_PER_MSEC + TICK_NS, op.remaining_ns);
 
 		t = clock_ns(clocks[c]) + 500 * NSEC_PER_MSEC;
-		twheel_prep_refresh_at(&op, id, t, 0);
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		dev_prep_refresh_at(&op, id, t, 0);
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
 		EXPECT_LE(t, op.deadline_ns);
 		EXPECT_GT(t + TICK_NS, op.deadline_ns);
 
 		/* The compact REFRESH with one absolute deadline. */
 		t = clock_ns(clocks[c]) + 400 * NSEC_PER_MSEC;
-		ASSERT_EQ(1, twheel_refresh_ids(fd, &id, 1, t, TWHEEL_OPF_ABSTIME, NULL, &nf));
+		ASSERT_EQ(1, dev_refresh_ids(fd, &id, 1, t, TWHEEL_OPF_ABSTIME, NULL, &nf));
 		EXPECT_EQ(0, nf);
-		ASSERT_EQ(0, twheel_query(fd, id, &dl, NULL));
+		ASSERT_EQ(0, dev_query(fd, id, &dl, NULL));
 		EXPECT_LE(t, dl);
 		EXPECT_GT(t + TICK_NS, dl);
 		expect_event(_metadata, fd, clocks[c], id, dl);
 
 		/* A deadline the namespace's clock has passed fires at the next tick. */
 		t = clock_ns(clocks[c]);
-		twheel_prep_add_at(&op, id + 1, t - NSEC_PER_SEC);
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		dev_prep_add_at(&op, id + 1, t - NSEC_PER_SEC);
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
 		EXPECT_LE(t, op.deadline_ns);
 		EXPECT_GE(clock_ns(clocks[c]) + TICK_NS, op.deadline_ns);
 		expect_event(_metadata, fd, clocks[c], id + 1, op.deadline_ns);
@@ -203,8 +203,8 @@ TEST_F(timens, reported_times_are_on_the_namespace_clock)
 		fd = wheel_on(clocks[c], 0, 0);
 		ASSERT_LE(0, fd);
 		before = clock_ns(clocks[c]);
-		twheel_prep_add(&op, 7, 200 * NSEC_PER_MSEC);
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
+		dev_prep_add(&op, 7, 200 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
 		after = clock_ns(clocks[c]);
 		EXPECT_LE(before + 200 * NSEC_PER_MSEC, op.deadline_ns)
 			TH_LOG("clock %d: deadline %lld ns off the namespace's", clocks[c],
@@ -212,11 +212,11 @@ TEST_F(timens, reported_times_are_on_the_namespace_clock)
 		EXPECT_GT(after + 200 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);
 		EXPECT_GE(200 * NSEC_PER_MSEC + TICK_NS, op.remaining_ns);
 
-		ASSERT_EQ(0, twheel_query(fd, 7, &dl, &rem));
+		ASSERT_EQ(0, dev_query(fd, 7, &dl, &rem));
 		EXPECT_EQ(op.deadline_ns, dl);
 		EXPECT_GE(200 * NSEC_PER_MSEC + TICK_NS, rem);
 		cursor = 0;
-		ASSERT_EQ(1, twheel_dump(fd, de, 2, &cursor));
+		ASSERT_EQ(1, dev_dump(fd, de, 2, &cursor));
 		EXPECT_EQ(7, de[0].id);
 		EXPECT_EQ(op.deadline_ns, de[0].deadline_ns);
 		expect_event(_metadata, fd, clocks[c], 7, op.deadline_ns);
@@ -233,7 +233,7 @@ TEST_F(timens, reported_times_are_on_the_namespace_clock)
 TEST_F(timens, touch_stamps_from_the_vdso_count)
 {
 	const uint64_t timeout = NSEC_PER_SEC;
-	struct twheel_touch touch;
+	struct dev_touch touch;
 	struct twheel_event ev;
 	struct twheel_op op;
 	uint64_t end, last, prev, gap;
@@ -244,21 +244,21 @@ TEST_F(timens, touch_stamps_from_the_vdso_count)
 		for (round = 0; round < 3; round++) {
 			fd = wheel_on(clocks[c], TWHEEL_SETUPF_TOUCH, 4);
 			ASSERT_LE(0, fd);
-			ASSERT_EQ(0, twheel_touch_map(fd, 4, clocks[c], &touch));
+			ASSERT_EQ(0, dev_touch_map(fd, 4, clocks[c], &touch));
 			ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
-			twheel_prep_add(&op, 9, timeout);
-			twheel_prep_bind(&op, 0);
-			ASSERT_EQ(0, twheel_submit_op(fd, &op));
+			dev_prep_add(&op, 9, timeout);
+			dev_prep_bind(&op, 0);
+			ASSERT_EQ(0, dev_submit_op(fd, &op));
 			prev = clock_ns(clocks[c]);
 			end = prev + 3 * timeout / 2;
 			gap = 0;
 			do {
-				twheel_touch(&touch, 0);
+				dev_touch(&touch, 0);
 				last = touch.slots[0];
 				if (last - prev > gap)
 					gap = last - prev;
 				prev = last;
-				ret = twheel_read_events(fd, &ev, 1);
+				ret = dev_read_events(fd, &ev, 1);
 				if (ret != -EAGAIN)
 					break;
 				sleep_ns(10 * NSEC_PER_MSEC);
@@ -266,7 +266,7 @@ TEST_F(timens, touch_stamps_from_the_vdso_count)
 			if (gap > timeout / 2) {
 				printf("# clock %d: the toucher was held up %llu ms: again\n",
 				       clocks[c], (unsigned long long)(gap / NSEC_PER_MSEC));
-				twheel_touch_unmap(&touch);
+				dev_touch_unmap(&touch);
 				close(fd);
 				continue;
 			}
@@ -283,7 +283,7 @@ TEST_F(timens, touch_stamps_from_the_vdso_count)
 				EXPECT_LE(ev.expired_ns, clock_ns(clocks[c]));
 				EXPECT_GE(ev.deadline_ns + TICK_NS + LATE_NS, ev.expired_ns);
 			}
-			twheel_touch_unmap(&touch);
+			dev_touch_unmap(&touch);
 			close(fd);
 			break;
 		}
@@ -309,7 +309,7 @@ TEST_F(timens, stamps_near_the_ends_neither_wrap_nor_make_anything_early)
 	};
 	const unsigned int n = sizeof(vals) / sizeof(vals[0]);
 	struct twheel_event ev[8];
-	struct twheel_touch touch;
+	struct dev_touch touch;
 	struct twheel_op op;
 	uint64_t t0, t1, lo, hi;
 	unsigned int i;
@@ -317,13 +317,13 @@ TEST_F(timens, stamps_near_the_ends_neither_wrap_nor_make_anything_early)
 
 	fd = wheel_on(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH, n);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_touch_map(fd, n, CLOCK_MONOTONIC, &touch));
+	ASSERT_EQ(0, dev_touch_map(fd, n, CLOCK_MONOTONIC, &touch));
 	t0 = mono_ns();
 	for (i = 0; i < n; i++) {
-		twheel_prep_add(&op, i, timeout);
-		twheel_prep_bind(&op, i);
-		ASSERT_EQ(0, twheel_submit_op(fd, &op));
-		twheel_touch_at(&touch, i, vals[i]);
+		dev_prep_add(&op, i, timeout);
+		dev_prep_bind(&op, i);
+		ASSERT_EQ(0, dev_submit_op(fd, &op));
+		dev_touch_at(&touch, i, vals[i]);
 	}
 	t1 = mono_ns();
 	got = drain_until(fd, ev, n, mono_ns() + 2 * timeout + 10 * NSEC_PER_SEC);
@@ -344,7 +344,7 @@ TEST_F(timens, stamps_near_the_ends_neither_wrap_nor_make_anything_early)
 							(long long)(ev[i].deadline_ns - hi));
 		EXPECT_LE(ev[i].deadline_ns, ev[i].expired_ns);
 	}
-	twheel_touch_unmap(&touch);
+	dev_touch_unmap(&touch);
 	close(fd);
 }
 
@@ -363,8 +363,8 @@ TEST_F(timens, a_wheel_keeps_the_clock_it_was_set_up_on)
 
 	EXPECT_EQ(0, fdinfo_get(self->host_wheel, "clock_offset_ns"));
 	before = mono_ns() - self->offset_ns;
-	twheel_prep_add(&op, 1, 100 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, twheel_submit_op(self->host_wheel, &op));
+	dev_prep_add(&op, 1, 100 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_submit_op(self->host_wheel, &op));
 	after = mono_ns() - self->offset_ns;
 	EXPECT_LE(before + 100 * NSEC_PER_MSEC, op.deadline_ns);
 	EXPECT_GT(after + 100 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);
@@ -377,8 +377,8 @@ TEST_F(timens, a_wheel_keeps_the_clock_it_was_set_up_on)
 	EXPECT_EQ(self->offset_ns, fdinfo_get(fd, "clock_offset_ns"));
 	ASSERT_EQ(0, setns(self->host_ns, CLONE_NEWTIME)) TH_LOG("setns: %s", strerror(errno));
 	before = mono_ns() + self->offset_ns;
-	twheel_prep_add(&op, 2, 100 * NSEC_PER_MSEC);
-	EXPECT_EQ(0, twheel_submit_op(fd, &op));
+	dev_prep_add(&op, 2, 100 * NSEC_PER_MSEC);
+	EXPECT_EQ(0, dev_submit_op(fd, &op));
 	after = mono_ns() + self->offset_ns;
 	EXPECT_LE(before + 100 * NSEC_PER_MSEC, op.deadline_ns);
 	EXPECT_GT(after + 100 * NSEC_PER_MSEC + TICK_NS, op.deadline_ns);

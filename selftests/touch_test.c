@@ -9,16 +9,16 @@
  * counts as now); a reused slot does not pass its stamp on; ioctl REFRESH
  * and touch, the later wins; a touch that came too late shows in the
  * event; mmap rules; the mapping across fork and after close. Uses
- * twheel_touch_map(), twheel_touch_unmap(), twheel_touch(),
- * twheel_touch_at(), twheel_prep_bind(), twheel_prep_add_at(),
- * twheel_prep_refresh_at() and twheel_dump() (to see bindings).
+ * dev_touch_map(), dev_touch_unmap(), dev_touch(),
+ * dev_touch_at(), dev_prep_bind(), dev_prep_add_at(),
+ * dev_prep_refresh_at() and dev_dump() (to see bindings).
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 #include "twheel_harness.h"
 
@@ -64,11 +64,11 @@ static int touch_wheel(clockid_t clk, uint32_t slots, uint64_t dflt_ns, uint32_t
 		.flags = TWHEEL_SETUPF_TOUCH,
 		.touch_slots = slots,
 	};
-	int fd = twheel_open(O_CLOEXEC | O_NONBLOCK), ret;
+	int fd = dev_open(O_CLOEXEC | O_NONBLOCK), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = twheel_setup_params(fd, &args);
+	ret = dev_setup_params(fd, &args);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -101,7 +101,7 @@ static long long slot_of(int fd, uint64_t id)
 	int n, i;
 
 	while (cursor != TWHEEL_DUMP_END) {
-		n = twheel_dump(fd, e, 64, &cursor);
+		n = dev_dump(fd, e, 64, &cursor);
 		if (n < 0)
 			return -2;
 		for (i = 0; i < n; i++)
@@ -115,7 +115,7 @@ static uint64_t deadline_of(int fd, uint64_t id)
 {
 	uint64_t d = 0;
 
-	return twheel_query(fd, id, &d, NULL) ? 0 : d;
+	return dev_query(fd, id, &d, NULL) ? 0 : d;
 }
 
 /* Wait until fdinfo's @key reaches @n or @until (monotonic) passes. */
@@ -133,7 +133,7 @@ static long long wait_count(int fd, const char *key, long long n, uint64_t until
 FIXTURE(touch) {
 	int fd;
 	uint64_t grid;
-	struct twheel_touch t;
+	struct dev_touch t;
 	struct twheel_event ev[4];
 };
 
@@ -143,17 +143,17 @@ FIXTURE_SETUP(touch)
 
 	self->fd = touch_wheel(CLOCK_MONOTONIC, SLOTS, TOUT_NS, CAP);
 	ASSERT_LE(0, self->fd) TH_LOG("touch wheel: %s", strerror(-self->fd));
-	ASSERT_EQ(0, twheel_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &self->t));
-	twheel_prep_add(&op, PROBE_ID, NSEC_PER_SEC);
-	ASSERT_EQ(0, twheel_submit_op(self->fd, &op));
-	ASSERT_EQ(0, twheel_cancel(self->fd, PROBE_ID));
+	ASSERT_EQ(0, dev_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &self->t));
+	dev_prep_add(&op, PROBE_ID, NSEC_PER_SEC);
+	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
+	ASSERT_EQ(0, dev_cancel(self->fd, PROBE_ID));
 	self->grid = op.deadline_ns;
 }
 
 FIXTURE_TEARDOWN(touch)
 {
 	if (self->t.slots)
-		twheel_touch_unmap(&self->t);
+		dev_touch_unmap(&self->t);
 	close(self->fd);
 }
 
@@ -163,8 +163,8 @@ static uint64_t add_bound(struct __test_metadata *_metadata, int fd, uint64_t id
 {
 	struct twheel_op op;
 
-	twheel_prep_add(&op, id, timeout);
-	twheel_prep_bind(&op, slot);
+	dev_prep_add(&op, id, timeout);
+	dev_prep_bind(&op, slot);
 	ASSERT_EQ(0, run_op(_metadata, fd, &op));
 	return op.deadline_ns;
 }
@@ -172,7 +172,7 @@ static uint64_t add_bound(struct __test_metadata *_metadata, int fd, uint64_t id
 /* Touch @slot now; returns the stamp the touch stored. */
 static uint64_t touch_now(FIXTURE_DATA(touch) *self, uint32_t slot)
 {
-	twheel_touch(&self->t, slot);
+	dev_touch(&self->t, slot);
 	return __atomic_load_n(&self->t.slots[slot], __ATOMIC_RELAXED);
 }
 
@@ -227,7 +227,7 @@ static bool rearmed_to(struct __test_metadata *_metadata, FIXTURE_DATA(touch) *s
 
 TEST(setup_touch_flag_without_slots_is_einval)
 {
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(EINVAL, setup_errno(fd, TWHEEL_SETUPF_TOUCH, 0, 0));
@@ -240,7 +240,7 @@ TEST(setup_touch_flag_without_slots_is_einval)
 
 TEST(setup_slots_without_touch_flag_is_einval)
 {
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(EINVAL, setup_errno(fd, 0, 1, 0));
@@ -257,7 +257,7 @@ TEST(setup_slots_without_touch_flag_is_einval)
 TEST(setup_more_slots_than_the_maximum_is_einval)
 {
 	unsigned long long per_wheel = module_param("max_entries_per_wheel", 0);
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	ASSERT_NE(0, per_wheel);
@@ -271,7 +271,7 @@ TEST(setup_more_slots_than_the_maximum_is_einval)
 
 TEST(setup_more_slots_than_the_cap_is_einval)
 {
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(EINVAL, setup_errno(fd, TWHEEL_SETUPF_TOUCH, 101, 100));
@@ -284,7 +284,7 @@ TEST(setup_more_slots_than_the_cap_is_einval)
 TEST(setup_with_the_maximum_slots_maps_them_all)
 {
 	unsigned long long user_max = module_param("max_user_entries", 0);
-	struct twheel_touch t;
+	struct dev_touch t;
 	struct twheel_op op;
 	int fd;
 
@@ -296,17 +296,17 @@ TEST(setup_with_the_maximum_slots_maps_them_all)
 		module_param_set("max_user_entries", user_max);
 	ASSERT_LE(0, fd) TH_LOG("setup: %s", strerror(-fd));
 	EXPECT_EQ(TWHEEL_TOUCH_MAX_SLOTS, fdinfo_get(fd, "touch_slots"));
-	ASSERT_EQ(0, twheel_touch_map(fd, TWHEEL_TOUCH_MAX_SLOTS, CLOCK_MONOTONIC, &t));
+	ASSERT_EQ(0, dev_touch_map(fd, TWHEEL_TOUCH_MAX_SLOTS, CLOCK_MONOTONIC, &t));
 	EXPECT_EQ(0, t.slots[TWHEEL_TOUCH_MAX_SLOTS - 1]);
-	twheel_touch(&t, TWHEEL_TOUCH_MAX_SLOTS - 1);
+	dev_touch(&t, TWHEEL_TOUCH_MAX_SLOTS - 1);
 	EXPECT_NE(0, t.slots[TWHEEL_TOUCH_MAX_SLOTS - 1]);
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&op, TWHEEL_TOUCH_MAX_SLOTS - 1);
-	EXPECT_EQ(0, twheel_submit_op(fd, &op));
-	twheel_prep_add(&op, 2, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&op, TWHEEL_TOUCH_MAX_SLOTS);
-	EXPECT_EQ(-EINVAL, twheel_submit_op(fd, &op));
-	EXPECT_EQ(0, twheel_touch_unmap(&t));
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&op, TWHEEL_TOUCH_MAX_SLOTS - 1);
+	EXPECT_EQ(0, dev_submit_op(fd, &op));
+	dev_prep_add(&op, 2, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&op, TWHEEL_TOUCH_MAX_SLOTS);
+	EXPECT_EQ(-EINVAL, dev_submit_op(fd, &op));
+	EXPECT_EQ(0, dev_touch_unmap(&t));
 	close(fd);
 	module_param_set("max_user_entries", user_max);
 }
@@ -327,7 +327,7 @@ TEST(table_is_counted_in_user_entries)
 	base = fdinfo_get(obs, "user_entries");
 	ASSERT_LE(0, base);
 	for (i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
-		int fd = twheel_open(O_CLOEXEC);
+		int fd = dev_open(O_CLOEXEC);
 		long long charged;
 
 		ASSERT_LE(0, fd);
@@ -350,7 +350,7 @@ TEST(table_is_counted_in_user_entries)
 TEST(table_beyond_the_user_limit_is_enospc)
 {
 	unsigned long long user_max = module_param("max_user_entries", 0);
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 	long long used;
 	int err;
 
@@ -396,10 +396,10 @@ TEST_F(touch, add_with_touch_binds_the_slot)
 {
 	struct twheel_op op;
 
-	add_bound(_metadata, self->fd, 1, 7, TWHEEL_TIMEOUT_DEFAULT);
-	add_bound(_metadata, self->fd, 2, SLOTS - 1, TWHEEL_TIMEOUT_DEFAULT);
-	add_bound(_metadata, self->fd, 3, TWHEEL_SLOT_NONE, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_add(&op, 4, NSEC_PER_SEC);
+	add_bound(_metadata, self->fd, 1, 7, DEV_TIMEOUT_DEFAULT);
+	add_bound(_metadata, self->fd, 2, SLOTS - 1, DEV_TIMEOUT_DEFAULT);
+	add_bound(_metadata, self->fd, 3, TWHEEL_SLOT_NONE, DEV_TIMEOUT_DEFAULT);
+	dev_prep_add(&op, 4, NSEC_PER_SEC);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(7, slot_of(self->fd, 1));
 	EXPECT_EQ(SLOTS - 1, slot_of(self->fd, 2));
@@ -411,18 +411,18 @@ TEST_F(touch, refresh_with_touch_rebinds_and_slot_none_unbinds)
 {
 	struct twheel_op op;
 
-	add_bound(_metadata, self->fd, 1, 7, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_refresh(&op, 1, TWHEEL_TIMEOUT_DEFAULT, 0);
-	twheel_prep_bind(&op, 8);
+	add_bound(_metadata, self->fd, 1, 7, DEV_TIMEOUT_DEFAULT);
+	dev_prep_refresh(&op, 1, DEV_TIMEOUT_DEFAULT, 0);
+	dev_prep_bind(&op, 8);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(8, slot_of(self->fd, 1));
-	twheel_prep_refresh(&op, 1, NSEC_PER_SEC, 0);
-	twheel_prep_bind(&op, TWHEEL_SLOT_NONE);
+	dev_prep_refresh(&op, 1, NSEC_PER_SEC, 0);
+	dev_prep_bind(&op, TWHEEL_SLOT_NONE);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(TWHEEL_SLOT_NONE, slot_of(self->fd, 1));
 	/* ADD_IF_ABSENT binds the id it adds. */
-	twheel_prep_refresh(&op, 2, TWHEEL_TIMEOUT_DEFAULT, TWHEEL_OPF_ADD_IF_ABSENT);
-	twheel_prep_bind(&op, 9);
+	dev_prep_refresh(&op, 2, DEV_TIMEOUT_DEFAULT, TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_bind(&op, 9);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(9, slot_of(self->fd, 2));
 }
@@ -431,11 +431,11 @@ TEST_F(touch, refresh_without_touch_keeps_the_binding)
 {
 	struct twheel_op op;
 
-	add_bound(_metadata, self->fd, 1, 5, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_refresh(&op, 1, 2 * NSEC_PER_SEC, 0);
+	add_bound(_metadata, self->fd, 1, 5, DEV_TIMEOUT_DEFAULT);
+	dev_prep_refresh(&op, 1, 2 * NSEC_PER_SEC, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(5, slot_of(self->fd, 1));
-	twheel_prep_refresh_at(&op, 1, mono_ns() + NSEC_PER_SEC, 0);
+	dev_prep_refresh_at(&op, 1, mono_ns() + NSEC_PER_SEC, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	EXPECT_EQ(5, slot_of(self->fd, 1));
 }
@@ -444,13 +444,13 @@ TEST_F(touch, bind_in_a_batch)
 {
 	struct twheel_op ops[3];
 
-	twheel_prep_add(&ops[0], 1, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&ops[0], 10);
-	twheel_prep_add_at(&ops[1], 2, mono_ns() + NSEC_PER_SEC);
-	twheel_prep_bind(&ops[1], 11);
-	twheel_prep_refresh_at(&ops[2], 1, mono_ns() + NSEC_PER_SEC, 0);
-	twheel_prep_bind(&ops[2], SLOTS);
-	ASSERT_EQ(3, twheel_batch(self->fd, ops, 3));
+	dev_prep_add(&ops[0], 1, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&ops[0], 10);
+	dev_prep_add_at(&ops[1], 2, mono_ns() + NSEC_PER_SEC);
+	dev_prep_bind(&ops[1], 11);
+	dev_prep_refresh_at(&ops[2], 1, mono_ns() + NSEC_PER_SEC, 0);
+	dev_prep_bind(&ops[2], SLOTS);
+	ASSERT_EQ(3, dev_batch(self->fd, ops, 3));
 	EXPECT_EQ(0, ops[0].result);
 	EXPECT_EQ(0, ops[1].result);
 	EXPECT_EQ(-EINVAL, ops[2].result);
@@ -464,7 +464,7 @@ TEST_F(touch, slot_outside_the_table_is_einval)
 	struct twheel_op op;
 	unsigned int i;
 
-	add_bound(_metadata, self->fd, 1, 3, TWHEEL_TIMEOUT_DEFAULT);
+	add_bound(_metadata, self->fd, 1, 3, DEV_TIMEOUT_DEFAULT);
 	for (i = 0; i < 4; i++) {
 		op_init(&op, TWHEEL_OP_ADD, 2, TWHEEL_OPF_TOUCH, 0);
 		op.slot = bad[i];
@@ -473,7 +473,7 @@ TEST_F(touch, slot_outside_the_table_is_einval)
 		op.slot = bad[i];
 		EXPECT_EQ(EINVAL, run_op(_metadata, self->fd, &op)) TH_LOG("slot %u", bad[i]);
 	}
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 2, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 2, NULL, NULL));
 	EXPECT_EQ(3, slot_of(self->fd, 1));
 }
 
@@ -504,13 +504,13 @@ TEST(touch_flag_on_wheel_without_table_is_einval)
 	unsigned int i;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_add(fd, 2, TWHEEL_TIMEOUT_DEFAULT));
+	ASSERT_EQ(0, dev_add(fd, 2, DEV_TIMEOUT_DEFAULT));
 	for (i = 0; i < 3; i++) {
-		twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
-		twheel_prep_bind(&op, slots[i]);
+		dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
+		dev_prep_bind(&op, slots[i]);
 		EXPECT_EQ(EINVAL, run_op(_metadata, fd, &op));
-		twheel_prep_refresh(&op, 2, TWHEEL_TIMEOUT_DEFAULT, 0);
-		twheel_prep_bind(&op, slots[i]);
+		dev_prep_refresh(&op, 2, DEV_TIMEOUT_DEFAULT, 0);
+		dev_prep_bind(&op, slots[i]);
 		EXPECT_EQ(EINVAL, run_op(_metadata, fd, &op));
 	}
 	EXPECT_EQ(1, fdinfo_get(fd, "live"));
@@ -524,7 +524,7 @@ TEST_F(touch, touch_flag_on_cancel_and_query_is_einval)
 	struct twheel_op op;
 	unsigned int i;
 
-	add_bound(_metadata, self->fd, 1, 3, TWHEEL_TIMEOUT_DEFAULT);
+	add_bound(_metadata, self->fd, 1, 3, DEV_TIMEOUT_DEFAULT);
 	for (i = 0; i < 2; i++) {
 		op_init(&op, codes[i], 1, TWHEEL_OPF_TOUCH, 0);
 		op.slot = 3;
@@ -552,7 +552,7 @@ TEST_F(touch, touch_rearms_to_touch_time_plus_timeout)
 	if (rearmed_to(_metadata, self, 1, d2))
 		expect_expiry(_metadata, self, 1, d2);
 	EXPECT_EQ(1, fdinfo_get(self->fd, "touch_rearms"));
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 }
 
 /* The deadline a touch gave is the one the dump shows. */
@@ -566,7 +566,7 @@ TEST_F(touch, dump_shows_the_deadline_a_touch_gave)
 	sleep_until(d1 - REARM_NS / 2);
 	d2 = grid_up(self->grid, touch_now(self, 3) + REARM_NS);
 	ASSERT_EQ(1, wait_count(self->fd, "touch_rearms", 1, d1 + WAIT_NS));
-	n = twheel_dump(self->fd, e, 4, &cursor);
+	n = dev_dump(self->fd, e, 4, &cursor);
 	if (!n && !rearmed_to(_metadata, self, 1, d2))
 		return;
 	ASSERT_EQ(1, n);
@@ -611,7 +611,7 @@ TEST_F(touch, untouched_bound_id_expires_on_time)
 /* A touch gains nothing unless it moves the deadline to a later tick. */
 TEST_F(touch, touch_in_the_tick_of_arming_gains_nothing_or_a_tick)
 {
-	uint64_t d1 = add_bound(_metadata, self->fd, 1, 5, TWHEEL_TIMEOUT_DEFAULT);
+	uint64_t d1 = add_bound(_metadata, self->fd, 1, 5, DEV_TIMEOUT_DEFAULT);
 	uint64_t s = touch_now(self, 5), want = grid_up(self->grid, s + TOUT_NS);
 
 	if (want == d1) {
@@ -627,12 +627,12 @@ TEST_F(touch, unbound_id_ignores_its_old_slot)
 {
 	struct twheel_op op;
 
-	add_bound(_metadata, self->fd, 1, 6, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_refresh(&op, 1, 200 * NSEC_PER_MSEC, 0);
-	twheel_prep_bind(&op, TWHEEL_SLOT_NONE);
+	add_bound(_metadata, self->fd, 1, 6, DEV_TIMEOUT_DEFAULT);
+	dev_prep_refresh(&op, 1, 200 * NSEC_PER_MSEC, 0);
+	dev_prep_bind(&op, TWHEEL_SLOT_NONE);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	sleep_ns(5 * TICK_NS);
-	twheel_touch(&self->t, 6);
+	dev_touch(&self->t, 6);
 	expect_expiry(_metadata, self, 1, op.deadline_ns);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 }
@@ -641,7 +641,7 @@ TEST_F(touch, stamp_zero_is_no_touch)
 {
 	uint64_t d = add_bound(_metadata, self->fd, 1, 0, 200 * NSEC_PER_MSEC);
 
-	twheel_touch_at(&self->t, 0, 0);
+	dev_touch_at(&self->t, 0, 0);
 	expect_expiry(_metadata, self, 1, d);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 }
@@ -652,7 +652,7 @@ TEST_F(touch, stamp_before_arming_is_no_touch)
 
 	sleep_ns(NSEC_PER_MSEC);
 	d = add_bound(_metadata, self->fd, 1, 1, 200 * NSEC_PER_MSEC);
-	twheel_touch_at(&self->t, 1, before);
+	dev_touch_at(&self->t, 1, before);
 	expect_expiry(_metadata, self, 1, d);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 }
@@ -671,12 +671,12 @@ TEST_F(touch, stamp_from_the_future_counts_as_now)
 	for (i = 0; i < 3; i++) {
 		uint64_t d1, d2, seen;
 
-		d1 = add_bound(_metadata, self->fd, 10 + i, 2, TWHEEL_TIMEOUT_DEFAULT);
-		twheel_touch_at(&self->t, 2, future[i]);
+		d1 = add_bound(_metadata, self->fd, 10 + i, 2, DEV_TIMEOUT_DEFAULT);
+		dev_touch_at(&self->t, 2, future[i]);
 		ASSERT_EQ(i + 1, wait_count(self->fd, "touch_rearms", i + 1, d1 + WAIT_NS));
 		seen = mono_ns();
 		d2 = deadline_of(self->fd, 10 + i);
-		twheel_touch_at(&self->t, 2, 0);
+		dev_touch_at(&self->t, 2, 0);
 		EXPECT_LE(d1 + TOUT_NS, d2) TH_LOG("stamp %#llx", (unsigned long long)future[i]);
 		EXPECT_GE(grid_up(self->grid, seen + TOUT_NS), d2)
 			TH_LOG("stamp %#llx", (unsigned long long)future[i]);
@@ -703,9 +703,9 @@ TEST_F(touch, future_stamp_left_in_a_slot_counts_once)
 
 		/* Stamp after binding, then the short timeout: no race with the first tick. */
 		add_bound(_metadata, self->fd, 20 + i, 20 + i, 3600 * NSEC_PER_SEC);
-		twheel_touch_at(&self->t, 20 + i, UINT64_MAX);
+		dev_touch_at(&self->t, 20 + i, UINT64_MAX);
 		t0 = mono_ns();
-		twheel_prep_refresh(&op, 20 + i, tout[i], 0);
+		dev_prep_refresh(&op, 20 + i, tout[i], 0);
 		ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 		memset(ev, JUNK, sizeof(ev));
 		ASSERT_EQ(1, drain_until(self->fd, ev, 2, t0 + 600 * NSEC_PER_MSEC));
@@ -714,8 +714,8 @@ TEST_F(touch, future_stamp_left_in_a_slot_counts_once)
 		EXPECT_LT(op.deadline_ns, ev[0].deadline_ns);
 		EXPECT_LE(ev[0].deadline_ns, ev[0].expired_ns);
 		EXPECT_EQ(1, fdinfo_get(self->fd, "touch_rearms") - before);
-		EXPECT_EQ(-ENOENT, twheel_query(self->fd, 20 + i, NULL, NULL));
-		twheel_touch_at(&self->t, 20 + i, 0);
+		EXPECT_EQ(-ENOENT, dev_query(self->fd, 20 + i, NULL, NULL));
+		dev_touch_at(&self->t, 20 + i, 0);
 	}
 	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
 }
@@ -725,10 +725,10 @@ TEST_F(touch, reused_slot_does_not_pass_on_the_old_stamp)
 {
 	uint64_t d;
 
-	add_bound(_metadata, self->fd, 1, 5, TWHEEL_TIMEOUT_DEFAULT);
+	add_bound(_metadata, self->fd, 1, 5, DEV_TIMEOUT_DEFAULT);
 	sleep_ns(2 * TICK_NS);
 	touch_now(self, 5);
-	ASSERT_EQ(0, twheel_cancel(self->fd, 1));
+	ASSERT_EQ(0, dev_cancel(self->fd, 1));
 	sleep_ns(NSEC_PER_MSEC);
 	d = add_bound(_metadata, self->fd, 2, 5, 200 * NSEC_PER_MSEC);
 	expect_expiry(_metadata, self, 2, d);
@@ -745,9 +745,9 @@ TEST_F(touch, reused_slot_does_not_pass_on_a_future_stamp)
 {
 	uint64_t d;
 
-	add_bound(_metadata, self->fd, 1, 5, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_touch_at(&self->t, 5, UINT64_MAX);
-	ASSERT_EQ(0, twheel_cancel(self->fd, 1));
+	add_bound(_metadata, self->fd, 1, 5, DEV_TIMEOUT_DEFAULT);
+	dev_touch_at(&self->t, 5, UINT64_MAX);
+	ASSERT_EQ(0, dev_cancel(self->fd, 1));
 	d = add_bound(_metadata, self->fd, 2, 5, 200 * NSEC_PER_MSEC);
 	expect_expiry(_metadata, self, 2, d);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
@@ -762,7 +762,7 @@ TEST_F(touch, ioctl_refresh_after_touch_wins)
 	sleep_ns(2 * TICK_NS);
 	touch_now(self, 6);
 	sleep_ns(2 * TICK_NS);
-	twheel_prep_refresh(&op, 1, 300 * NSEC_PER_MSEC, 0);
+	dev_prep_refresh(&op, 1, 300 * NSEC_PER_MSEC, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	expect_expiry(_metadata, self, 1, op.deadline_ns);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
@@ -776,7 +776,7 @@ TEST_F(touch, touch_after_ioctl_refresh_wins)
 
 	add_bound(_metadata, self->fd, 1, 6, 2 * REARM_NS);
 	sleep_ns(2 * TICK_NS);
-	twheel_prep_refresh(&op, 1, REARM_NS, 0);
+	dev_prep_refresh(&op, 1, REARM_NS, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	sleep_until(op.deadline_ns - REARM_NS / 2);
 	s = touch_now(self, 6);
@@ -792,7 +792,7 @@ TEST_F(touch, touch_rearms_with_the_timeout_of_the_last_refresh)
 	uint64_t s;
 
 	add_bound(_metadata, self->fd, 1, 7, 3 * REARM_NS);
-	twheel_prep_refresh(&op, 1, t2, 0);
+	dev_prep_refresh(&op, 1, t2, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	sleep_until(op.deadline_ns - t2 / 2);
 	s = touch_now(self, 7);
@@ -806,8 +806,8 @@ TEST_F(touch, touch_rearms_an_abstime_id_with_the_default_timeout)
 	struct twheel_op op;
 	uint64_t s;
 
-	twheel_prep_add_at(&op, 1, mono_ns() + TOUT_NS);
-	twheel_prep_bind(&op, 8);
+	dev_prep_add_at(&op, 1, mono_ns() + TOUT_NS);
+	dev_prep_bind(&op, 8);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	sleep_until(op.deadline_ns - TOUT_NS / 2);
 	s = touch_now(self, 8);
@@ -827,12 +827,12 @@ TEST_F(touch, touch_after_expiry_is_too_late_and_the_event_shows_it)
 	ASSERT_EQ(1, wait_waiting(self->fd, 1));
 	s = touch_now(self, 9);
 	sleep_ns(3 * TICK_NS);
-	ASSERT_EQ(1, twheel_read_events(self->fd, self->ev, 4));
+	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 4));
 	EXPECT_EQ(1, self->ev[0].id);
 	EXPECT_EQ(d, self->ev[0].deadline_ns);
 	EXPECT_LT(self->ev[0].deadline_ns, s);
 	EXPECT_LE(self->ev[0].expired_ns, s);
-	EXPECT_EQ(-ENOENT, twheel_query(self->fd, 1, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dev_query(self->fd, 1, NULL, NULL));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 }
 
@@ -840,52 +840,52 @@ TEST_F(touch, touch_after_expiry_is_too_late_and_the_event_shows_it)
 TEST_F(touch, another_wheels_table_touches_nothing_here)
 {
 	int other = touch_wheel(CLOCK_MONOTONIC, SLOTS, TOUT_NS, 0);
-	struct twheel_touch t2;
+	struct dev_touch t2;
 	uint64_t d, d2;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, twheel_touch_map(other, SLOTS, CLOCK_MONOTONIC, &t2));
+	ASSERT_EQ(0, dev_touch_map(other, SLOTS, CLOCK_MONOTONIC, &t2));
 	d = add_bound(_metadata, self->fd, 1, 3, 200 * NSEC_PER_MSEC);
 	d2 = add_bound(_metadata, other, 1, 3, 200 * NSEC_PER_MSEC);
-	twheel_touch_at(&t2, 3, UINT64_MAX);
+	dev_touch_at(&t2, 3, UINT64_MAX);
 	EXPECT_EQ(0, self->t.slots[3]);
 	expect_expiry(_metadata, self, 1, d);
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 	/* The other wheel saw its own touch. */
 	EXPECT_EQ(1, wait_count(other, "touch_rearms", 1, d2 + WAIT_NS));
-	EXPECT_EQ(0, twheel_touch_unmap(&t2));
+	EXPECT_EQ(0, dev_touch_unmap(&t2));
 	close(other);
 }
 
 TEST(boottime_wheel_is_touched_on_boottime)
 {
-	struct twheel_touch t;
+	struct dev_touch t;
 	struct twheel_event ev;
 	struct twheel_op op;
 	uint64_t grid, s, want, until;
 	int fd = touch_wheel(CLOCK_BOOTTIME, 16, REARM_NS, 0);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_touch_map(fd, 16, CLOCK_BOOTTIME, &t));
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&op, 15);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
+	ASSERT_EQ(0, dev_touch_map(fd, 16, CLOCK_BOOTTIME, &t));
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&op, 15);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
 	grid = op.deadline_ns;
 	sleep_ns(REARM_NS / 2);
-	twheel_touch(&t, 15);
+	dev_touch(&t, 15);
 	s = t.slots[15];
 	EXPECT_LE(op.deadline_ns - REARM_NS, s);
-	EXPECT_GE(twheel_now(CLOCK_BOOTTIME), s);
+	EXPECT_GE(clock_ns(CLOCK_BOOTTIME), s);
 	want = grid_up(grid, s + REARM_NS);
 	until = mono_ns() + REARM_NS + WAIT_NS;
 	memset(&ev, JUNK, sizeof(ev));
-	while (twheel_read_events(fd, &ev, 1) == -EAGAIN && mono_ns() < until)
+	while (dev_read_events(fd, &ev, 1) == -EAGAIN && mono_ns() < until)
 		sleep_ns(TICK_NS);
 	EXPECT_EQ(1, ev.id);
 	EXPECT_EQ(want, ev.deadline_ns);
 	EXPECT_LE(want, ev.expired_ns);
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_rearms"));
-	EXPECT_EQ(0, twheel_touch_unmap(&t));
+	EXPECT_EQ(0, dev_touch_unmap(&t));
 	close(fd);
 }
 
@@ -953,7 +953,7 @@ TEST_F(touch, mprotect_cannot_make_the_table_executable)
 	EXPECT_EQ(-1, mprotect(self->t.slots, PAGE, PROT_READ | PROT_EXEC));
 	EXPECT_EQ(EACCES, errno);
 	/* Still mapped as it was. */
-	twheel_touch_at(&self->t, 0, 42);
+	dev_touch_at(&self->t, 0, 42);
 	EXPECT_EQ(42, self->t.slots[0]);
 }
 
@@ -964,32 +964,24 @@ TEST_F(touch, mremap_cannot_grow_the_table)
 	EXPECT_EQ(MAP_FAILED, p);
 	if (p != MAP_FAILED)
 		munmap(p, 4 * PAGE);
-	twheel_touch_at(&self->t, 0, 43);
+	dev_touch_at(&self->t, 0, 43);
 	EXPECT_EQ(43, self->t.slots[0]);
 }
 
 TEST(mmap_of_a_wheel_without_table_is_enodev)
 {
 	int fd = wheel_new(O_CLOEXEC, TICK_NS, TOUT_NS, 0);
-	struct twheel_touch t;
+	struct dev_touch t;
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(ENODEV, mmap_errno(fd, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
-	EXPECT_EQ(-ENODEV, twheel_touch_map(fd, 1, CLOCK_MONOTONIC, &t));
+	EXPECT_EQ(-ENODEV, dev_touch_map(fd, 1, CLOCK_MONOTONIC, &t));
 	close(fd);
-}
-
-TEST_F(touch, library_refuses_to_map_no_slots)
-{
-	struct twheel_touch t = { .slots = (uint64_t *)&t };
-
-	EXPECT_EQ(-EINVAL, twheel_touch_map(self->fd, 0, CLOCK_MONOTONIC, &t));
-	EXPECT_EQ((uint64_t *)&t, t.slots);
 }
 
 TEST(mmap_before_setup_is_ebadfd)
 {
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(EBADFD, mmap_errno(fd, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
@@ -998,15 +990,15 @@ TEST(mmap_before_setup_is_ebadfd)
 
 TEST_F(touch, two_mappings_are_the_same_memory)
 {
-	struct twheel_touch t2;
+	struct dev_touch t2;
 
-	ASSERT_EQ(0, twheel_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &t2));
+	ASSERT_EQ(0, dev_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &t2));
 	EXPECT_NE(self->t.slots, t2.slots);
-	twheel_touch_at(&self->t, SLOTS - 1, 12345);
+	dev_touch_at(&self->t, SLOTS - 1, 12345);
 	EXPECT_EQ(12345, t2.slots[SLOTS - 1]);
-	twheel_touch_at(&t2, 0, 678);
+	dev_touch_at(&t2, 0, 678);
 	EXPECT_EQ(678, self->t.slots[0]);
-	EXPECT_EQ(0, twheel_touch_unmap(&t2));
+	EXPECT_EQ(0, dev_touch_unmap(&t2));
 	EXPECT_EQ(NULL, t2.slots);
 }
 
@@ -1018,12 +1010,12 @@ TEST_F(touch, child_touch_through_inherited_mapping_reaches_the_wheel)
 	int status;
 	pid_t pid;
 
-	d = add_bound(_metadata, self->fd, 1, 11, TWHEEL_TIMEOUT_DEFAULT);
+	d = add_bound(_metadata, self->fd, 1, 11, DEV_TIMEOUT_DEFAULT);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		sleep_ns(5 * TICK_NS);
-		twheel_touch(&self->t, 11);
+		dev_touch(&self->t, 11);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1065,7 +1057,7 @@ TEST(close_with_the_table_mapped_keeps_the_wheel_until_munmap)
 {
 	int obs = wheel_new(O_CLOEXEC, TICK_NS, TOUT_NS, 0), fd;
 	long long base, refs0, held, refs1;
-	struct twheel_touch t;
+	struct dev_touch t;
 	struct twheel_op op;
 	unsigned int i;
 
@@ -1074,11 +1066,11 @@ TEST(close_with_the_table_mapped_keeps_the_wheel_until_munmap)
 	refs0 = module_refs();
 	fd = touch_wheel(CLOCK_MONOTONIC, 4096, 100 * NSEC_PER_MSEC, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_touch_map(fd, 4096, CLOCK_MONOTONIC, &t));
-	twheel_prep_add(&op, 1, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&op, 1);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
-	ASSERT_EQ(0, twheel_add(fd, 2, 3600 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_touch_map(fd, 4096, CLOCK_MONOTONIC, &t));
+	dev_prep_add(&op, 1, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&op, 1);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
+	ASSERT_EQ(0, dev_add(fd, 2, 3600 * NSEC_PER_SEC));
 	held = fdinfo_get(obs, "user_entries");
 	refs1 = module_refs();
 	EXPECT_LT(base + 2, held);
@@ -1090,15 +1082,15 @@ TEST(close_with_the_table_mapped_keeps_the_wheel_until_munmap)
 	EXPECT_EQ(held, fdinfo_get(obs, "user_entries"));
 	EXPECT_EQ(refs1, module_refs());
 	/* The wheel runs on: the bound id is re-armed once, then expires. */
-	twheel_touch(&t, 1);
+	dev_touch(&t, 1);
 	EXPECT_NE(0, t.slots[1]);
 	sleep_ns(400 * NSEC_PER_MSEC);
 	for (i = 0; i < 4096; i++)
-		twheel_touch_at(&t, i, i & 1 ? UINT64_MAX : i);
+		dev_touch_at(&t, i, i & 1 ? UINT64_MAX : i);
 	sleep_ns(100 * NSEC_PER_MSEC);
 	EXPECT_EQ(held, fdinfo_get(obs, "user_entries"));
 
-	EXPECT_EQ(0, twheel_touch_unmap(&t));
+	EXPECT_EQ(0, dev_touch_unmap(&t));
 	EXPECT_FALSE(mapped_at(t.slots));
 	EXPECT_EQ(base, fdinfo_get(obs, "user_entries"));
 	EXPECT_EQ(refs0, module_refs());
@@ -1110,7 +1102,7 @@ TEST(child_mapping_keeps_the_wheel_after_the_parent_lets_go)
 {
 	int obs = wheel_new(O_CLOEXEC, TICK_NS, TOUT_NS, 0), fd, go[2], status;
 	long long base, held;
-	struct twheel_touch t;
+	struct dev_touch t;
 	pid_t pid;
 	char c;
 
@@ -1119,8 +1111,8 @@ TEST(child_mapping_keeps_the_wheel_after_the_parent_lets_go)
 	base = fdinfo_get(obs, "user_entries");
 	fd = touch_wheel(CLOCK_MONOTONIC, 512, TOUT_NS, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_touch_map(fd, 512, CLOCK_MONOTONIC, &t));
-	ASSERT_EQ(0, twheel_add(fd, 1, 3600 * NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_touch_map(fd, 512, CLOCK_MONOTONIC, &t));
+	ASSERT_EQ(0, dev_add(fd, 1, 3600 * NSEC_PER_SEC));
 	held = fdinfo_get(obs, "user_entries");
 	EXPECT_LT(base, held);
 	pid = fork();
@@ -1130,12 +1122,12 @@ TEST(child_mapping_keeps_the_wheel_after_the_parent_lets_go)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
-		twheel_touch(&t, 0);
+		dev_touch(&t, 0);
 		_exit(t.slots[0] ? 0 : 2);
 	}
 	close(go[0]);
 	close(fd);
-	EXPECT_EQ(0, twheel_touch_unmap(&t));
+	EXPECT_EQ(0, dev_touch_unmap(&t));
 	EXPECT_EQ(held, fdinfo_get(obs, "user_entries"));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1220,7 +1212,7 @@ TEST_F(memcg, table_is_charged_to_the_memory_cgroup)
 	const uint32_t slots = 1U << 21;	/* 16 MiB */
 	const long long size = slots * 8LL;
 	long long m0, m1, m2;
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	m0 = cg_read(self, "memory.current");
@@ -1241,7 +1233,7 @@ TEST_F(memcg, table_larger_than_memory_max_is_enomem)
 	const long long max = 8LL << 20;
 	long long m0, ooms, kills, entries;
 	char buf[256], val[32];
-	int fd = twheel_open(O_CLOEXEC);
+	int fd = dev_open(O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
 	snprintf(buf, sizeof(buf), "%s/memory.max", self->group);

@@ -12,7 +12,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 #include "kselftest_harness.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
@@ -267,20 +267,20 @@ TEST_F(trace, ops_show_id_op_flags_result_and_deadline)
 	struct tline got[16];
 	int i, n;
 
-	twheel_prep_add(&ops[0], 101, NSEC_PER_SEC);
-	twheel_prep_refresh(&ops[1], 101, 2 * NSEC_PER_SEC, 0);
-	twheel_prep_query(&ops[2], 101);
-	twheel_prep_cancel(&ops[3], 101);
-	twheel_prep_cancel(&ops[4], 101);
-	twheel_prep_op(&ops[5], TWHEEL_OP_ADD, 102, TWHEEL_TIMEOUT_DEFAULT, 0x80);
-	twheel_prep_refresh(&ops[6], 103, TWHEEL_TIMEOUT_DEFAULT, 0);
-	twheel_prep_add_at(&ops[7], 104, mono_ns() + NSEC_PER_SEC);
-	twheel_prep_refresh(&ops[8], 105, TWHEEL_TIMEOUT_DEFAULT, TWHEEL_OPF_ADD_IF_ABSENT);
-	twheel_prep_op(&ops[9], 9, 106, TWHEEL_TIMEOUT_DEFAULT, 0);
-	twheel_prep_query(&ops[10], 105);
+	dev_prep_add(&ops[0], 101, NSEC_PER_SEC);
+	dev_prep_refresh(&ops[1], 101, 2 * NSEC_PER_SEC, 0);
+	dev_prep_query(&ops[2], 101);
+	dev_prep_cancel(&ops[3], 101);
+	dev_prep_cancel(&ops[4], 101);
+	dev_prep_op(&ops[5], TWHEEL_OP_ADD, 102, DEV_TIMEOUT_DEFAULT, 0x80);
+	dev_prep_refresh(&ops[6], 103, DEV_TIMEOUT_DEFAULT, 0);
+	dev_prep_add_at(&ops[7], 104, mono_ns() + NSEC_PER_SEC);
+	dev_prep_refresh(&ops[8], 105, DEV_TIMEOUT_DEFAULT, TWHEEL_OPF_ADD_IF_ABSENT);
+	dev_prep_op(&ops[9], 9, 106, DEV_TIMEOUT_DEFAULT, 0);
+	dev_prep_query(&ops[10], 105);
 	for (i = 0; i < 8; i++)
-		twheel_submit_op(self->fd, &ops[i]);
-	ASSERT_EQ(3, twheel_batch(self->fd, &ops[8], 3));
+		dev_submit_op(self->fd, &ops[i]);
+	ASSERT_EQ(3, dev_batch(self->fd, &ops[8], 3));
 
 	collect(_metadata, self, self->wheel);
 	n = pick(self, "twheel_op", got, 16);
@@ -318,7 +318,7 @@ TEST_F(trace, expiries_show_the_deadline_and_lateness_of_each_event)
 	int i, j, n;
 
 	for (i = 0; i < N; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, 200 + i, i * 5 * NSEC_PER_MSEC));
+		ASSERT_EQ(0, dev_add(self->fd, 200 + i, i * 5 * NSEC_PER_MSEC));
 	ASSERT_EQ(N, drain_until(self->fd, ev, N, mono_ns() + 10 * NSEC_PER_SEC));
 	collect(_metadata, self, self->wheel);
 	n = pick(self, "twheel_expire", got, N + 1);
@@ -342,10 +342,10 @@ TEST_F(trace, reads_show_the_count_and_what_is_left)
 	int i;
 
 	for (i = 0; i < 5; i++)
-		ASSERT_EQ(0, twheel_add(self->fd, 300 + i, 0));
+		ASSERT_EQ(0, dev_add(self->fd, 300 + i, 0));
 	ASSERT_EQ(5, wait_waiting(self->fd, 5));
-	ASSERT_EQ(2, twheel_read_events(self->fd, ev, 2));
-	ASSERT_EQ(3, twheel_read_events(self->fd, ev, 10));
+	ASSERT_EQ(2, dev_read_events(self->fd, ev, 2));
+	ASSERT_EQ(3, dev_read_events(self->fd, ev, 10));
 	collect(_metadata, self, self->wheel);
 	ASSERT_EQ(2, pick(self, "twheel_read", got, 4));
 	EXPECT_EQ(2, got[0].a);
@@ -369,20 +369,20 @@ TEST_F(trace, touch_rearm_shows_the_stamp_and_the_new_deadline)
 		.touch_slots = 64,
 	};
 	struct twheel_event ev;
-	struct twheel_touch t;
+	struct dev_touch t;
 	struct twheel_op op;
 	struct tline got[4];
 	uint64_t s;
-	int fd = twheel_open(O_CLOEXEC | O_NONBLOCK), n;
+	int fd = dev_open(O_CLOEXEC | O_NONBLOCK), n;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, twheel_setup_params(fd, &args));
-	ASSERT_EQ(0, twheel_touch_map(fd, 64, CLOCK_MONOTONIC, &t));
-	twheel_prep_add(&op, 400, TWHEEL_TIMEOUT_DEFAULT);
-	twheel_prep_bind(&op, 33);
-	ASSERT_EQ(0, twheel_submit_op(fd, &op));
+	ASSERT_EQ(0, dev_setup_params(fd, &args));
+	ASSERT_EQ(0, dev_touch_map(fd, 64, CLOCK_MONOTONIC, &t));
+	dev_prep_add(&op, 400, DEV_TIMEOUT_DEFAULT);
+	dev_prep_bind(&op, 33);
+	ASSERT_EQ(0, dev_submit_op(fd, &op));
 	sleep_ns(50 * NSEC_PER_MSEC);
-	twheel_touch(&t, 33);
+	dev_touch(&t, 33);
 	s = t.slots[33];
 	ASSERT_EQ(1, drain_until(fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_rearms"));
@@ -393,7 +393,7 @@ TEST_F(trace, touch_rearm_shows_the_stamp_and_the_new_deadline)
 	EXPECT_EQ(s, got[0].a);
 	EXPECT_EQ(ev.deadline_ns, got[0].deadline_ns);
 	EXPECT_LT(op.deadline_ns, got[0].deadline_ns);
-	EXPECT_EQ(0, twheel_touch_unmap(&t));
+	EXPECT_EQ(0, dev_touch_unmap(&t));
 	close(fd);
 }
 
@@ -408,8 +408,8 @@ TEST_F(trace, wheel_field_is_the_number_fdinfo_shows)
 	w2 = fdinfo_get(other, "wheel");
 	ASSERT_LT(0, w2);
 	EXPECT_NE(self->wheel, w2);
-	ASSERT_EQ(0, twheel_add(self->fd, 501, NSEC_PER_SEC));
-	ASSERT_EQ(0, twheel_add(other, 502, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(self->fd, 501, NSEC_PER_SEC));
+	ASSERT_EQ(0, dev_add(other, 502, NSEC_PER_SEC));
 	n = collect(_metadata, self, 0);
 	l = self->lines;
 	for (i = 0; i < n; i++) {
@@ -430,7 +430,7 @@ TEST_F(trace, one_event_enabled_alone_records_only_itself)
 
 	ASSERT_EQ(0, enable(self, NULL, 0));
 	ASSERT_EQ(0, enable(self, "twheel_expire", 1));
-	ASSERT_EQ(0, twheel_add(self->fd, 601, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 601, 0));
 	ASSERT_EQ(1, drain_until(self->fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
 	ASSERT_EQ(1, collect(_metadata, self, self->wheel));
 	for (i = 0; i < self->nr; i++)
@@ -442,9 +442,9 @@ TEST_F(trace, disabled_events_record_nothing)
 	struct twheel_event ev;
 
 	ASSERT_EQ(0, enable(self, NULL, 0));
-	ASSERT_EQ(0, twheel_add(self->fd, 701, 0));
+	ASSERT_EQ(0, dev_add(self->fd, 701, 0));
 	ASSERT_EQ(1, drain_until(self->fd, &ev, 1, mono_ns() + 10 * NSEC_PER_SEC));
-	EXPECT_EQ(-ENOENT, twheel_cancel(self->fd, 701));
+	EXPECT_EQ(-ENOENT, dev_cancel(self->fd, 701));
 	EXPECT_EQ(0, collect(_metadata, self, 0));
 }
 

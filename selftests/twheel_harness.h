@@ -2,8 +2,7 @@
 /*
  * What the selftests share that needs kselftest_harness.h (its
  * _metadata and EXPECT_* macros): include it after that header. The
- * rest of the test-support layer, which nothing here reports through,
- * is tests/common/twheel_test.h.
+ * rest, which reports nothing, is twheel_util.h.
  */
 #ifndef TWHEEL_HARNESS_H
 #define TWHEEL_HARNESS_H
@@ -12,7 +11,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
-#include "twheel_test.h"
+#include "twheel_util.h"
 
 /*
  * Issue @op with TWHEEL_IOC_OP, its out fields junk first; check that
