@@ -46,7 +46,12 @@
 #       kselftest-runner: kernel=NAME passed=N failed=N
 #     counts the tests run by the kselftest runner.
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
-#     config=m built=yes|no" and "in-tree: config=y built=yes|no".
+#     config=m built=yes|no" and "in-tree: config=y built=yes|no"; then
+#     selftests/ copied into that tree as
+#     tools/testing/selftests/drivers/twheel and built there (`make
+#     headers`, then `make -C tools/testing/selftests
+#     TARGETS=drivers/twheel`), "in-tree: kselftest
+#     TARGETS=drivers/twheel built=yes|no".
 #
 # Each TAP line "ok N name" / "not ok N name" / "ok N name # SKIP why"
 # is one test (a selftest's, nested under "# " by the kselftest runner,
@@ -561,7 +566,37 @@ for k in $kernels; do
 done
 wait "$bg_pid" 2>/dev/null || true
 
-# twheel in the debug kernel's tree, =m (the kernel's own build) and =y.
+# in_tree_kselftest TREE: selftests/ dropped into the kernel tree TREE
+# (the debug kernel's, in the sid chroot, with twheel's uapi header in
+# it) as tools/testing/selftests/drivers/twheel and built there as in any
+# kernel tree: `make headers` for usr/include, then the kselftest
+# Makefile, with the compiler the kernel was built with (as CC and
+# HOSTCC: the sid chroot has no plain gcc, and kbuild rebuilds a host
+# tool whose command changed). It holds the tree's lock, so that no
+# rebuild of it runs meanwhile; the kernel's .config and objects are not
+# touched. True if every selftests/*_test.c
+# became a program there.
+in_tree_kselftest() {
+	local tree=$1 top_dir inside dst cc c
+	top_dir=$(dirname "$tree")
+	inside=${tree#"$cache/chroot/sid"}
+	dst=$tree/tools/testing/selftests/drivers/twheel
+	cc=$(cat "$top_dir/cc")
+	(
+		flock 9
+		rm -rf "$dst" && mkdir -p "$dst" && cp -a "$top/selftests/." "$dst/" &&
+			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside" CC="$cc" HOSTCC="$cc" headers &&
+			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside/tools/testing/selftests" \
+				TARGETS=drivers/twheel CC="$cc" clean all
+	) 9>"$top_dir/lock" || return 1
+	for c in "$top"/selftests/*_test.c; do
+		c=$(basename "$c" .c)
+		[ -x "$dst/$c" ] || { echo "in-tree kselftest: $c was not built"; return 1; }
+	done
+}
+
+# twheel in the debug kernel's tree, =m (the kernel's own build) and =y,
+# and its selftests as that tree's kselftest target drivers/twheel.
 in_tree_lines=()
 if in_list debug "$kernels" && [ -f "$out/debug-kernel.status" ]; then
 	dk=$(dirname "$(cat "$out/debug-kernel.status")")
@@ -571,6 +606,13 @@ if in_list debug "$kernels" && [ -f "$out/debug-kernel.status" ]; then
 		expect "in-tree: CONFIG_TWHEEL=$c builds in the debug kernel's tree (see $dk/in-tree-$c.status)" \
 			[ "$b" = yes ]
 	done
+	stage "in-tree: selftests/ as tools/testing/selftests/drivers/twheel of the debug kernel's tree"
+	b=no
+	in_tree_kselftest "$(cat "$out/debug-kernel.status")" >"$out/in-tree-kselftest.log" 2>&1 && b=yes
+	in_tree_lines+=("in-tree: kselftest TARGETS=drivers/twheel built=$b")
+	expect "in-tree: make -C tools/testing/selftests TARGETS=drivers/twheel builds in the debug kernel's tree (see $out/in-tree-kselftest.log)" \
+		[ "$b" = yes ]
+	stage_done
 fi
 
 echo
