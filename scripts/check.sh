@@ -11,7 +11,7 @@
 #     In the background meanwhile: the 7.x kernels fetched into the sid
 #     chroot, then the debug kernel built there (vm/build-debug-kernel.sh,
 #     under nice), twheel in its tree as drivers/misc/twheel (=m, and its
-#     objects once more =y).
+#     objects once more =y), and selftests/ built in that tree (stage 8).
 #  2. host tests: the wheel core's unit tests and bounded differential
 #     fuzz (tests/core).
 #  3. style: checkpatch --strict over kmod/, uapi/, lib/ (scripts/style.sh).
@@ -31,10 +31,10 @@
 #     the stress programs; the language bindings that the plan runs
 #     (bindings/NAME): each one's own `make check` on the host (lint,
 #     host tests, packaging) and its VM files built.
-#  7. one VM per kernel (vm/run.sh), one at a time so that timing tests
-#     have the CPUs: each line of vm/kernels (Debian 5.10, 6.1, 6.12,
-#     7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan (under
-#     QEMU -icount, for the CPU-stall figures), then the debug kernel.
+#  7. one VM per kernel (vm/run.sh), two at a time, the longest first
+#     (see "lanes" below): each line of vm/kernels (Debian 5.10, 6.1,
+#     6.12, 7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan
+#     (under QEMU -icount, for the CPU-stall figures), the debug kernel.
 #     Each runs the selftests through the installed run_kselftest.sh
 #     (vm/kselftest.sh: each program with the timeout of
 #     selftests/settings), then tests/lib and tests/tools, then the
@@ -68,8 +68,9 @@
 # the others. The last line is exactly "N passed, N failed, N skipped";
 # the exit status is non-zero if any test failed. Environment:
 # TWHEEL_KERNELS (default: every line of vm/kernels, the @icount lines,
-# then debug), TWHEEL_SERVER, TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and
-# those of vm/run.sh.
+# then debug), TWHEEL_CHECK_LANES (2; 1 runs every VM in one lane),
+# TWHEEL_SERVER, TWHEEL_CACHE, TWHEEL_CHECK_OUT (logs), and those of
+# vm/run.sh.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -180,6 +181,35 @@ run_progress fetch progress_fetch "$top/vm/fetch-kernels.sh" source $host_lines 
 	{ tail -n 20 "$out/fetch.log"; fail "setup: vm/fetch-kernels.sh source$host_lines (see $out/fetch.log)"; }
 stage_done
 
+# in_tree_kselftest TREE: selftests/ dropped into the kernel tree TREE
+# (the debug kernel's, in the sid chroot, with twheel's uapi header in
+# it) as tools/testing/selftests/drivers/twheel and built there as in any
+# kernel tree: `make headers` for usr/include, then the kselftest
+# Makefile, with the compiler the kernel was built with (as CC and
+# HOSTCC: the sid chroot has no plain gcc, and kbuild rebuilds a host
+# tool whose command changed). It holds the tree's lock, so that no
+# rebuild of it runs meanwhile; the kernel's .config and objects are not
+# touched. True if every selftests/*_test.c
+# became a program there.
+in_tree_kselftest() {
+	local tree=$1 top_dir inside dst cc c
+	top_dir=$(dirname "$tree")
+	inside=${tree#"$cache/chroot/sid"}
+	dst=$tree/tools/testing/selftests/drivers/twheel
+	cc=$(cat "$top_dir/cc")
+	(
+		flock 9
+		rm -rf "$dst" && mkdir -p "$dst" && cp -a "$top/selftests/." "$dst/" &&
+			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside" CC="$cc" HOSTCC="$cc" headers &&
+			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside/tools/testing/selftests" \
+				TARGETS=drivers/twheel CC="$cc" clean all
+	) 9>"$top_dir/lock" || return 1
+	for c in "$top"/selftests/*_test.c; do
+		c=$(basename "$c" .c)
+		[ -x "$dst/$c" ] || { echo "in-tree kselftest: $c was not built"; return 1; }
+	done
+}
+
 # In the background, in its own process group (ended if the check is):
 # the chroot's kernels, then the debug kernel. Each step logs its time.
 background() {
@@ -197,10 +227,18 @@ background() {
 		cpu_now
 		printf '%5d s  %5d s CPU  build the debug kernel (background)\n' \
 			$(( $(date +%s) - s )) $((cpu - c)) >>"$out/background-times"
+		[ -f "$out/debug-kernel.status" ] || return 0
+		s=$(date +%s) c=$cpu
+		b=no
+		in_tree_kselftest "$(cat "$out/debug-kernel.status")" >"$out/in-tree-kselftest.log" 2>&1 && b=yes
+		echo "$b" >"$out/in-tree-kselftest.status"
+		cpu_now
+		printf '%5d s  %5d s CPU  selftests/ built in the debug kernel'"'"'s tree (background)\n' \
+			$(( $(date +%s) - s )) $((cpu - c)) >>"$out/background-times"
 	fi
 }
 : >"$out/background-times"
-rm -f "$out/debug-kernel.status"
+rm -f "$out/debug-kernel.status" "$out/in-tree-kselftest.status"
 set -m
 cpu=0
 background >"$out/background.log" 2>&1 &
@@ -464,12 +502,15 @@ kselftest_results() {
 }
 kselftest_lines=()
 
-# One VM per kernel, all programs in one boot: the selftests through the
-# kselftest runner, the library's and tools' tests, the stress programs.
-run_kernel() {
-	local k=$1 dir=$out/$1 res rc=0 p name section exit_line code release built=no w s
-	local p0=$passed f0=$failed s0=$skipped
-	local all=() copy=() opts
+# prepare_kernel KERNEL: writes what KERNEL's VM runs, one word per line,
+# into $out/KERNEL/progs (the kselftest runner with the selftests'
+# install, the library's and tools' tests, then the plan's programs) and
+# $out/KERNEL/opts (vm/run.sh's options): in this shell, so that a
+# program missing from the plan counts as failed, for launch_vm to read
+# in whichever lane runs it.
+prepare_kernel() {
+	local k=$1 dir=$out/$1 opts
+	local all=() copy=()
 	# Without an install (its build failed, counted there) the rest runs.
 	if [ -f "$ksft/kselftest-list.txt" ]; then
 		all=("$top/vm/kselftest.sh")
@@ -477,14 +518,36 @@ run_kernel() {
 	fi
 	all+=(${progs[@]+"${progs[@]}"})
 	case $k in *@icount) all=() copy=() ;; esac
+	rm -rf "$dir"
 	mkdir -p "$dir"
 	stress_progs "$k"
 	all+=(${plan_progs[@]+"${plan_progs[@]}"})
 	vm_opts "$k"
 	opts+=(${copy[@]+"${copy[@]}"})
+	printf '%s\n' ${all[@]+"${all[@]}"} >"$dir/progs"
+	printf '%s\n' "${opts[@]}" >"$dir/opts"
+}
+
+# launch_vm KERNEL: one VM for KERNEL, all its programs in one boot;
+# returns vm/run.sh's exit status.
+launch_vm() {
+	local k=$1 dir=$out/$1 rc=0 all=() opts=()
+	mapfile -t all <"$dir/progs"
+	mapfile -t opts <"$dir/opts"
 	progress_vm_out=$dir
 	run_progress "VM $k" progress_vm \
 		"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	return "$rc"
+}
+
+# eval_kernel KERNEL: counts the tests of KERNEL's VM run from its
+# results, in this shell.
+eval_kernel() {
+	local k=$1 dir=$out/$1 res rc p name section exit_line code release built=no w s
+	local p0=$passed f0=$failed s0=$skipped
+	local all=()
+	mapfile -t all <"$dir/progs"
+	rc=$(cat "$dir/run.rc" 2>/dev/null) || rc=2
 	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
 	res=$dir/results.txt
 	touch "$res"
@@ -547,53 +610,116 @@ run_kernel() {
 }
 kernel_lines=()
 
-for k in $kernels; do
-	if [ "$k" = debug ]; then
-		stage "wait for the debug kernel (CPU: all the background's)"
-		run_progress "debug kernel" progress_debug tail --pid="$bg_pid" -f /dev/null
-		wait "$bg_pid" || true
-		stage_done
-		if [ ! -f "$out/debug-kernel.status" ]; then
-			tail -n 20 "$out/background.log"
-			fail "debug: kernel builds (see $out/background.log)"
-			kernel_lines+=("kernel: debug release=unknown built=no warnings=0 passed=0 failed=1")
-			continue
-		fi
-	fi
-	stage "VM $k"
-	run_kernel "$k"
-	stage_done
-done
-wait "$bg_pid" 2>/dev/null || true
+debug_missing() {
+	tail -n 20 "$out/background.log"
+	fail "debug: kernel builds (see $out/background.log)"
+	kernel_lines+=("kernel: debug release=unknown built=no warnings=0 passed=0 failed=1")
+}
 
-# in_tree_kselftest TREE: selftests/ dropped into the kernel tree TREE
-# (the debug kernel's, in the sid chroot, with twheel's uapi header in
-# it) as tools/testing/selftests/drivers/twheel and built there as in any
-# kernel tree: `make headers` for usr/include, then the kselftest
-# Makefile, with the compiler the kernel was built with (as CC and
-# HOSTCC: the sid chroot has no plain gcc, and kbuild rebuilds a host
-# tool whose command changed). It holds the tree's lock, so that no
-# rebuild of it runs meanwhile; the kernel's .config and objects are not
-# touched. True if every selftests/*_test.c
-# became a program there.
-in_tree_kselftest() {
-	local tree=$1 top_dir inside dst cc c
-	top_dir=$(dirname "$tree")
-	inside=${tree#"$cache/chroot/sid"}
-	dst=$tree/tools/testing/selftests/drivers/twheel
-	cc=$(cat "$top_dir/cc")
-	(
-		flock 9
-		rm -rf "$dst" && mkdir -p "$dst" && cp -a "$top/selftests/." "$dst/" &&
-			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside" CC="$cc" HOSTCC="$cc" headers &&
-			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside/tools/testing/selftests" \
-				TARGETS=drivers/twheel CC="$cc" clean all
-	) 9>"$top_dir/lock" || return 1
-	for c in "$top"/selftests/*_test.c; do
-		c=$(basename "$c" .c)
-		[ -x "$dst/$c" ] || { echo "in-tree kselftest: $c was not built"; return 1; }
+# The VMs run in lanes (TWHEEL_CHECK_LANES, 2) side by side, each taking
+# the next kernel from one queue when its VM is done: the longest first,
+# by the seconds each took last time ($cache/vm-seconds; kernels never
+# timed first, in the order of $kernels), the debug kernel once the
+# background job has built it. Two lanes overlap the guests' idle time,
+# the tests waiting for deadlines, which is most of a run. The tests
+# allow for that: the timing programs assert order (nothing early, lost
+# or twice), not speed, and stall and flood, which judge how long a
+# path keeps a CPU, run under -icount, where guest time counts
+# instructions and host load cannot change it. TWHEEL_CHECK_LANES=1
+# runs one VM at a time.
+lanes=${TWHEEL_CHECK_LANES:-2}
+vm_seconds=$cache/vm-seconds
+queue=$out/vm-queue
+for k in $kernels; do prepare_kernel "$k"; done
+touch "$vm_seconds"
+for k in $kernels; do
+	t=$(awk -v k="$k" '$1 == k { print $2 }' "$vm_seconds")
+	echo "${t:-999999} $k"
+done | sort -s -k1,1nr | cut -d' ' -f2 >"$queue"
+: >"$out/lane-times"
+
+# next_kernel: prints the kernel a lane runs next, or nothing when the
+# queue is empty. The debug kernel waits for the background job, unless
+# another kernel can go first.
+next_kernel() {
+	local k pick
+	while :; do
+		pick=$( (
+			flock 9
+			ready=yes
+			kill -0 "$bg_pid" 2>/dev/null && ready=no
+			while IFS= read -r k; do
+				if [ "$k" != debug ] || [ "$ready" = yes ]; then
+					grep -vxF "$k" "$queue" >"$queue.new" || true
+					mv "$queue.new" "$queue"
+					echo "$k"
+					exit 0
+				fi
+			done <"$queue"
+			[ -s "$queue" ] && echo wait
+			exit 0
+		) 9>"$queue.lock")
+		[ "$pick" = wait ] || { echo "$pick"; return; }
+		run_progress "debug kernel" progress_debug tail --pid="$bg_pid" -f /dev/null >/dev/null
 	done
 }
+
+# lane N: runs VMs until the queue is empty; each one's wall and CPU
+# time into $out/lane-times, its seconds into $cache/vm-seconds.
+lane() {
+	local n=$1 k s c t rc
+	while k=$(next_kernel) && [ -n "$k" ]; do
+		if [ "$k" = debug ] && [ ! -f "$out/debug-kernel.status" ]; then
+			echo none >"$out/$k/run.rc"
+			continue
+		fi
+		s=$(date +%s)
+		cpu_now
+		c=$cpu
+		rc=0
+		launch_vm "$k" || rc=$?
+		cpu_now
+		t=$(( $(date +%s) - s ))
+		printf '%5d s  %5d s CPU  VM %s (lane %d)\n' "$t" $((cpu - c)) "$k" "$n" >>"$out/lane-times"
+		echo "$rc" >"$out/$k/run.rc"
+		(
+			flock 9
+			{ grep -v "^$k " "$vm_seconds" || true; echo "$k $t"; } >"$vm_seconds.new"
+			mv "$vm_seconds.new" "$vm_seconds"
+		) 9>"$vm_seconds.lock"
+	done
+}
+
+stage "VMs in $lanes lanes, the longest first: $(echo $(cat "$queue"))"
+lane_pids=()
+set -m
+for n in $(seq 1 "$lanes"); do
+	lane "$n" &
+	lane_pids+=($!)
+done
+set +m
+trap 'kill -- -$bg_pid ${lane_pids[*]/#/-} 2>/dev/null || true' EXIT
+
+# lanes_alive: true while a lane runs.
+lanes_alive() {
+	local p
+	for p in "${lane_pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done
+	return 1
+}
+
+# The results in the order of $kernels, each as soon as its VM is done.
+for k in $kernels; do
+	while [ ! -f "$out/$k/run.rc" ] && lanes_alive; do sleep 5; done
+	if [ "$(cat "$out/$k/run.rc" 2>/dev/null)" = none ]; then
+		debug_missing
+		continue
+	fi
+	echo "== VM $k ($(sed -n "s/^ *\([0-9]*\) s .* VM $k (\(lane [0-9]*\))$/\1 s, \2/p" "$out/lane-times"))"
+	eval_kernel "$k"
+done
+for p in "${lane_pids[@]}"; do wait "$p" || true; done
+stage_done
+wait "$bg_pid" 2>/dev/null || true
 
 # twheel in the debug kernel's tree, =m (the kernel's own build) and =y,
 # and its selftests as that tree's kselftest target drivers/twheel.
@@ -606,19 +732,16 @@ if in_list debug "$kernels" && [ -f "$out/debug-kernel.status" ]; then
 		expect "in-tree: CONFIG_TWHEEL=$c builds in the debug kernel's tree (see $dk/in-tree-$c.status)" \
 			[ "$b" = yes ]
 	done
-	stage "in-tree: selftests/ as tools/testing/selftests/drivers/twheel of the debug kernel's tree"
-	b=no
-	in_tree_kselftest "$(cat "$out/debug-kernel.status")" >"$out/in-tree-kselftest.log" 2>&1 && b=yes
+	b=$(cat "$out/in-tree-kselftest.status" 2>/dev/null) || b=no
 	in_tree_lines+=("in-tree: kselftest TARGETS=drivers/twheel built=$b")
 	expect "in-tree: make -C tools/testing/selftests TARGETS=drivers/twheel builds in the debug kernel's tree (see $out/in-tree-kselftest.log)" \
 		[ "$b" = yes ]
-	stage_done
 fi
 
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${timings[@]}"
-cat "$out/background-times"
+cat "$out/background-times" "$out/lane-times"
 cpu_now
 printf '%5d s  %5d s CPU  total\n' \
 	$(( $(date +%s) - start_all )) "$cpu"
