@@ -35,6 +35,7 @@ java delayqueue 0 -
 go null 0 -
 go afterfunc 0 -
 go gozero 0 -
+go twheel 0 -
 node null 0 -
 node settimeout 1000000 -
 "

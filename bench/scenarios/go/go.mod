@@ -2,7 +2,10 @@ module twheel.dev/bench/scenarios
 
 go 1.24.0
 
-require github.com/zeromicro/go-zero v1.10.3
+require (
+	github.com/zeromicro/go-zero v1.10.3
+	twheel.dev/twheel v1.0.0
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -15,3 +18,6 @@ require (
 	go.uber.org/automaxprocs v1.6.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 )
+
+// The tree's binding, not a published module: the rows are of this tree.
+replace twheel.dev/twheel => ../../../bindings/go

@@ -10,6 +10,11 @@
 //	gozero     go-zero's TimingWheel (core/collection), as seed 001 uses it:
 //	           the seeds' 1 s tick, scaled, and timeout/tick slots;
 //	           SetTimer per arm, RemoveTimer per cancel
+//	twheel     /dev/twheel through the Go binding (twheel.dev/twheel), as
+//	           scen-c's twheel-batch: each turn's refreshes in one
+//	           Wheel.RefreshIDs (AddIfAbsent), adds and cancels in one
+//	           Wheel.Batch; a goroutine parked in Wheel.ReadEvents reports
+//	           the expiries
 //
 // The main goroutine replays the schedule: each turn applies the events
 // that are due, then sleeps at least a millisecond. Built static
@@ -18,7 +23,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,6 +36,7 @@ import (
 	"unsafe"
 
 	"github.com/zeromicro/go-zero/core/collection"
+	"twheel.dev/twheel"
 )
 
 const (
@@ -85,7 +93,13 @@ func flush() {
 	outMu.Unlock()
 }
 
-type way func(op int, id uint32)
+// A way applies events one by one; turn, if not nil, is called once the
+// loop turn's events are applied (and before a mark), for a way that
+// gathers them.
+type way struct {
+	apply func(op int, id uint32)
+	turn  func()
+}
 
 func afterFunc() way {
 	var mu sync.Mutex
@@ -102,7 +116,7 @@ func afterFunc() way {
 		})
 		m[id] = t
 	}
-	return func(op int, id uint32) {
+	return way{apply: func(op int, id uint32) {
 		mu.Lock()
 		defer mu.Unlock()
 		t := m[id]
@@ -116,7 +130,7 @@ func afterFunc() way {
 			// Absent, or fired already: a new timer, as for a new id.
 			arm(id)
 		}
-	}
+	}}
 }
 
 func goZero() way {
@@ -126,12 +140,98 @@ func goZero() way {
 	if err != nil {
 		panic(err)
 	}
-	return func(op int, id uint32) {
+	return way{apply: func(op int, id uint32) {
 		if op == opCancel {
 			tw.RemoveTimer(id)
 		} else {
 			tw.SetTimer(id, struct{}{}, timeout)
 		}
+	}}
+}
+
+// twheel's tick: its precision, finer than the seeds' scaled second (as
+// scen-c's TWHEEL_TICK_NS).
+const twheelTick = 10 * time.Millisecond
+
+// batchMax bounds the ops and ids gathered before they are sent.
+const batchMax = 4096
+
+// twheelBatch gathers a turn's events in order, as runs: a run of
+// refreshes goes in one RefreshIDs, a run of adds and cancels in one
+// Batch, so an id's events reach the wheel in the schedule's order.
+func twheelBatch() way {
+	w, err := twheel.Open(twheel.Options{Tick: twheelTick, DefaultTimeout: timeout})
+	if err != nil {
+		panic(err)
+	}
+	go func() {
+		buf := make([]twheel.Event, 1024)
+		for {
+			n, err := w.ReadEvents(context.Background(), buf)
+			if err != nil {
+				panic(err)
+			}
+			for _, e := range buf[:n] {
+				report(uint32(e.ID))
+			}
+		}
+	}()
+	var b twheel.Batch
+	ids := make([]uint64, 0, batchMax)
+	var failed []uint64
+	spec := twheel.RefreshSpec{AddIfAbsent: true}
+	sendOps := func() {
+		if b.Len() == 0 {
+			return
+		}
+		if _, err := w.Batch(&b); err != nil {
+			panic(err)
+		}
+		for i := range b.Len() {
+			// A cancel of an id that expired meanwhile is ErrNotFound:
+			// nothing to do. An add that fails is a broken run.
+			if _, err := b.Result(i); err != nil && !errors.Is(err, twheel.ErrNotFound) {
+				panic(err)
+			}
+		}
+		b.Reset()
+	}
+	sendIDs := func() {
+		if len(ids) == 0 {
+			return
+		}
+		failed, err = w.RefreshIDs(ids, spec, failed[:0])
+		if err != nil {
+			panic(err)
+		}
+		if len(failed) > 0 {
+			panic(fmt.Sprintf("twheel: %d refreshes neither refreshed nor added", len(failed)))
+		}
+		ids = ids[:0]
+	}
+	return way{
+		apply: func(op int, id uint32) {
+			switch op {
+			case opRefresh:
+				sendOps()
+				if ids = append(ids, uint64(id)); len(ids) == batchMax {
+					sendIDs()
+				}
+				return
+			case opAdd:
+				b.Add(uint64(id), 0)
+			default:
+				b.Cancel(uint64(id))
+			}
+			sendIDs()
+			if b.Len() == batchMax {
+				sendOps()
+			}
+		},
+		turn: func() {
+			sendOps()
+			sendIDs()
+		},
 	}
 }
 
@@ -163,11 +263,13 @@ func main() {
 	var w way
 	switch os.Args[1] {
 	case "null":
-		w = func(int, uint32) {}
+		w = way{apply: func(int, uint32) {}}
 	case "afterfunc":
 		w = afterFunc()
 	case "gozero":
 		w = goZero()
+	case "twheel":
+		w = twheelBatch()
 	default:
 		fmt.Fprintln(os.Stderr, "scen-go: no way", os.Args[1])
 		os.Exit(2)
@@ -190,12 +292,18 @@ func main() {
 		for ; i < n && at(i) <= now; i++ {
 			op, id := int(ev[2*i+1]>>30), ev[2*i+1]&(1<<30-1)
 			if op == opMark {
+				if w.turn != nil {
+					w.turn()
+				}
 				flush()
 				fmt.Println("mark", id)
 				continue
 			}
-			w(op, id)
+			w.apply(op, id)
 			applied++
+		}
+		if w.turn != nil {
+			w.turn()
 		}
 		// The turn's first event was applied this late, its last by now.
 		if i > first {
