@@ -32,6 +32,8 @@ java netty 0 -
 java kafka 1000000 -
 java stpe 0 -
 java delayqueue 0 -
+java twheel 0 -
+java twheel-netty 0 -
 go null 0 -
 go afterfunc 0 -
 go gozero 0 -

@@ -18,6 +18,12 @@
  *               new element and records the id's latest deadline; the
  *               taker drops elements that are no longer the latest (remove()
  *               is a linear scan: nobody calls it per refresh on a million)
+ *   twheel      /dev/twheel through the Java binding's id API (org.twheel
+ *               Wheel), as scen-c's twheel-batch: each turn's refreshes in
+ *               one Wheel.refreshAll (addIfAbsent), adds and cancels in one
+ *               Wheel.submit of a Batch; expiries on Wheel.listen's thread
+ *   twheel-netty  the netty way with the binding's TwheelTimer in place of
+ *               HashedWheelTimer, the same code otherwise: the drop-in
  *
  * Every way keeps the handle of each id in a ConcurrentHashMap, as a
  * server does to find it again on a refresh or a cancel; expiries run on
@@ -29,6 +35,7 @@
  */
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
+import io.netty.util.Timer;
 import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -38,6 +45,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.DelayQueue;
 import java.util.concurrent.Delayed;
@@ -48,6 +56,9 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.server.util.timer.SystemTimer;
 import org.apache.kafka.server.util.timer.SystemTimerReaper;
 import org.apache.kafka.server.util.timer.TimerTask;
+import org.twheel.Batch;
+import org.twheel.TwheelTimer;
+import org.twheel.Wheel;
 
 public final class Scen {
     static final int ADD = 0, REFRESH = 1, CANCEL = 2, MARK = 3;
@@ -57,9 +68,16 @@ public final class Scen {
     static long nrIds, timeoutNs, tickNs, endUs;
     static int[] ev;
 
-    /** One way: apply an event at the time the loop read. */
+    /**
+     * One way: apply an event at the time the loop read; turn() once the
+     * loop turn's events are applied (and before a mark), for a way that
+     * gathers them.
+     */
     interface Way {
         void apply(int op, long id, long now) throws Exception;
+
+        default void turn() throws Exception {
+        }
     }
 
     /* ---- expiries to fd 3: from any thread, written by the main one ---- */
@@ -94,8 +112,7 @@ public final class Scen {
 
     /* ---- the ways ---- */
 
-    static Way netty() {
-        HashedWheelTimer timer = new HashedWheelTimer(tickNs, TimeUnit.NANOSECONDS);
+    static Way netty(Timer timer) {
         ConcurrentHashMap<Long, Timeout> map = new ConcurrentHashMap<>();
         return (op, id, now) -> {
             Timeout old = op == CANCEL ? map.remove(id) : map.get(id);
@@ -222,21 +239,90 @@ public final class Scen {
         };
     }
 
+    /* twheel's tick: its precision, finer than the seeds' scaled second (as scen-c's). */
+    static final Duration TWHEEL_TICK = Duration.ofMillis(10);
+    static final int BATCH = 4096, ENOENT = 2;
+
+    /*
+     * A turn's events in order, as runs: a run of refreshes goes in one
+     * refreshAll, a run of adds and cancels in one submit, so an id's
+     * events reach the wheel in the schedule's order.
+     */
+    static final class TwheelWay implements Way {
+        final Wheel wheel;
+        final Batch batch = new Batch(BATCH);
+        final long[] ids = new long[BATCH];
+        int nids;
+
+        TwheelWay() throws IOException {
+            wheel = Wheel.open(TWHEEL_TICK, Duration.ofNanos(timeoutNs));
+            wheel.listen((id, deadlineNs, expiredNs) -> report(id));
+        }
+
+        @Override
+        public void apply(int op, long id, long now) throws IOException {
+            if (op == REFRESH) {
+                sendOps();
+                ids[nids++] = id;
+                if (nids == BATCH)
+                    sendIds();
+                return;
+            }
+            sendIds();
+            if (op == ADD)
+                batch.add(id);
+            else
+                batch.cancel(id);
+            if (batch.size() == BATCH)
+                sendOps();
+        }
+
+        @Override
+        public void turn() throws IOException {
+            sendOps();
+            sendIds();
+        }
+
+        void sendOps() throws IOException {
+            if (batch.size() == 0)
+                return;
+            wheel.submit(batch);
+            /* A cancel of an id that expired meanwhile is ENOENT: nothing to do; any other failure breaks the run. */
+            for (int i = 0; i < batch.size(); i++)
+                if (batch.errno(i) != 0 && batch.errno(i) != ENOENT)
+                    batch.check(i);
+            batch.clear();
+        }
+
+        void sendIds() throws IOException {
+            if (nids == 0)
+                return;
+            int failed = wheel.refreshAll(ids, 0, nids, null, true, null);
+            if (failed != 0)
+                throw new IOException("twheel: " + failed + " refreshes neither refreshed nor added");
+            nids = 0;
+        }
+    }
+
     /* Three rounds of add, refresh and cancel of WARM ids the schedule never uses. */
     static final int WARM = 50_000;
     static final long WARM_BASE = 1 << 29;
 
     static void warm(Way w) throws Exception {
         for (int round = 0; round < 3; round++)
-            for (int op : new int[] { ADD, REFRESH, CANCEL })
+            for (int op : new int[] { ADD, REFRESH, CANCEL }) {
                 for (long id = WARM_BASE; id < WARM_BASE + WARM; id++)
                     w.apply(op, id, System.nanoTime());
+                w.turn();
+            }
     }
 
-    static Way way(String name) {
+    static Way way(String name) throws IOException {
         switch (name) {
         case "null": return (op, id, now) -> { };
-        case "netty": return netty();
+        case "netty": return netty(new HashedWheelTimer(tickNs, TimeUnit.NANOSECONDS));
+        case "twheel-netty": return netty(new TwheelTimer(tickNs, TimeUnit.NANOSECONDS));
+        case "twheel": return new TwheelWay();
         case "kafka": return kafka();
         case "stpe": return stpe();
         case "delayqueue": return delayqueue();
@@ -289,6 +375,7 @@ public final class Scen {
                 int idOp = ev[2 * i + 1], op = idOp >>> 30;
                 long id = idOp & ((1 << 30) - 1);
                 if (op == MARK) {
+                    w.turn();
                     flush();
                     System.out.println("mark " + id);
                     System.out.flush();
@@ -298,6 +385,7 @@ public final class Scen {
                 }
                 i++;
             }
+            w.turn();
             /* The turn's first event was applied this late, its last by now. */
             if (i > first) {
                 long done = System.nanoTime(), late = done - t0 - (ev[2 * first] & 0xffffffffL) * 1000L;
