@@ -40,6 +40,7 @@ go gozero 0 -
 go twheel 0 -
 node null 0 -
 node settimeout 1000000 -
+node twheel 0 -
 "
 
 # Redis as a cache server runs: no persistence (an in-memory timer).

@@ -6,6 +6,11 @@
  *   null        the replay alone: the floor the Node ways are measured from
  *   settimeout  setTimeout per id, timeout.refresh() on refresh, clearTimeout
  *               on cancel; the Timeouts in a Map by id
+ *   twheel      /dev/twheel through the Node binding (the twheel package's
+ *               Wheel), as scen-c's twheel-batch: each turn's refreshes in
+ *               one wheel.refreshIds (addIfAbsent), adds and cancels in one
+ *               wheel.batch; expiries as its 'expired' events, which the
+ *               event loop delivers from the wheel's fd
  *
  * The replay runs on the event loop, as a server's packets would: each
  * turn applies the events that are due and sets a timer for the next
@@ -83,24 +88,81 @@ function setTimeoutWay() {
 	};
 }
 
+/* twheel's tick: its precision, finer than the seeds' scaled second (as scen-c's). */
+const TWHEEL_TICK_MS = 10;
+const BATCH = 4096;
+
+/*
+ * A turn's events in order, as runs: a run of refreshes goes in one
+ * refreshIds, a run of adds and cancels in one batch, so an id's events
+ * reach the wheel in the schedule's order. The apply function's turn()
+ * sends what is gathered.
+ */
+function twheelWay() {
+	const { Wheel } = require('twheel');
+	const wheel = new Wheel({ tickMs: TWHEEL_TICK_MS, timeoutNs: b.readBigUInt64LE(40) });
+	wheel.on('expired', (events) => {
+		for (const e of events)
+			report(e.id);
+	});
+	let ops = [], ids = [];
+	const sendOps = () => {
+		if (!ops.length)
+			return;
+		/* A cancel of an id that expired meanwhile is ENOENT: nothing to do. */
+		for (const r of wheel.batch(ops))
+			if (r.errno && r.code !== 'ENOENT')
+				throw new Error(`twheel: ${r.op} of ${r.id}: ${r.code}`);
+		ops = [];
+	};
+	const sendIds = () => {
+		if (!ids.length)
+			return;
+		const failed = wheel.refreshIds(ids, { addIfAbsent: true });
+		if (failed.length)
+			throw new Error(`twheel: ${failed.length} refreshes neither refreshed nor added`);
+		ids = [];
+	};
+	const apply = (op, id) => {
+		if (op === REFRESH) {
+			sendOps();
+			if (ids.push(id) === BATCH)
+				sendIds();
+			return;
+		}
+		sendIds();
+		if (ops.push({ op: op === ADD ? 'add' : 'cancel', id }) === BATCH)
+			sendOps();
+	};
+	apply.turn = () => {
+		sendOps();
+		sendIds();
+	};
+	return apply;
+}
+
 const ways = {
 	null: () => () => {},
 	settimeout: setTimeoutWay,
+	twheel: twheelWay,
 };
 
 if (process.argv.length !== 4 || !ways[process.argv[2]]) {
-	process.stderr.write('usage: node scen.js null|settimeout SCHEDULE (scenctl runs it; see scen.h)\n');
+	process.stderr.write('usage: node scen.js null|settimeout|twheel SCHEDULE (scenctl runs it; see scen.h)\n');
 	process.exit(2);
 }
 const apply = ways[process.argv[2]]();
+const turn = apply.turn || (() => {});
 
 /* ---- the protocol and the loop ---- */
 
 /* Three rounds of add, refresh and cancel of 50,000 ids the schedule never uses. */
 for (let round = 0; round < 3; round++)
-	for (const op of [ADD, REFRESH, CANCEL])
+	for (const op of [ADD, REFRESH, CANCEL]) {
 		for (let id = WARM_BASE; id < WARM_BASE + 50000; id++)
 			apply(op, id);
+		turn();
+	}
 
 process.stdout.write('ready\n');
 const line = Buffer.alloc(64);
@@ -115,6 +177,7 @@ function step() {
 	while (i < n && t0 + ev[2 * i] * 1000 <= now) {
 		const op = ev[2 * i + 1] >>> 30, id = ev[2 * i + 1] & 0x3fffffff;
 		if (op === MARK) {
+			turn();
 			flush();
 			fs.writeSync(1, 'mark ' + id + '\n');
 		} else {
@@ -123,6 +186,7 @@ function step() {
 		}
 		i++;
 	}
+	turn();
 	/* The turn's first event was applied this late, its last by now. */
 	if (i > first) {
 		const done = mono(), late = done - t0 - ev[2 * first] * 1000;
