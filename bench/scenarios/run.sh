@@ -38,6 +38,7 @@ go null 0 -
 go afterfunc 0 -
 go gozero 0 -
 go twheel 0 -
+go twheel-touch 0 -
 node null 0 -
 node settimeout 1000000 -
 node twheel 0 -
@@ -82,7 +83,7 @@ for s in $(echo "$SCEN" | tr ',' ' '); do
 		[ -n "$rt" ] || continue
 		picked "$rt" "$way" || continue
 		if [ "$name" = orders ] && [ "$way" = twheel-touch ]; then
-			echo "# scen: orders twheel-touch skipped: no refreshes, nothing to touch"
+			echo "# scen: orders $rt-$way skipped: no refreshes, nothing to touch"
 			continue
 		fi
 		case $rt in

@@ -15,6 +15,9 @@
 //	           Wheel.RefreshIDs (AddIfAbsent), adds and cancels in one
 //	           Wheel.Batch; a goroutine parked in Wheel.ReadEvents reports
 //	           the expiries
+//	twheel-touch  the same with a touch table, as scen-c's twheel-touch: an
+//	           add binds the id to its slot (Op.Bind), a refresh is
+//	           Wheel.Touch, no system call
 //
 // The main goroutine replays the schedule: each turn applies the events
 // that are due, then sleeps at least a millisecond. Built static
@@ -51,7 +54,7 @@ const (
 // The schedule's header (scen.h) and events.
 var (
 	timeout, tick time.Duration
-	endUs         uint64
+	nrIDs, endUs  uint64
 	ev            []uint32
 )
 
@@ -156,11 +159,17 @@ const twheelTick = 10 * time.Millisecond
 // batchMax bounds the ops and ids gathered before they are sent.
 const batchMax = 4096
 
-// twheelBatch gathers a turn's events in order, as runs: a run of
+// twheelWay gathers a turn's events in order, as runs: a run of
 // refreshes goes in one RefreshIDs, a run of adds and cancels in one
-// Batch, so an id's events reach the wheel in the schedule's order.
-func twheelBatch() way {
-	w, err := twheel.Open(twheel.Options{Tick: twheelTick, DefaultTimeout: timeout})
+// Batch, so an id's events reach the wheel in the schedule's order. With
+// @touch each id has the touch slot of its number: an add binds it, a
+// refresh is a touch.
+func twheelWay(touch bool) way {
+	o := twheel.Options{Tick: twheelTick, DefaultTimeout: timeout}
+	if touch {
+		o.TouchSlots = uint32(nrIDs)
+	}
+	w, err := twheel.Open(o)
 	if err != nil {
 		panic(err)
 	}
@@ -211,14 +220,21 @@ func twheelBatch() way {
 	}
 	return way{
 		apply: func(op int, id uint32) {
-			switch op {
-			case opRefresh:
+			switch {
+			case op == opRefresh && touch:
+				if err := w.Touch(id); err != nil {
+					panic(err)
+				}
+				return
+			case op == opRefresh:
 				sendOps()
 				if ids = append(ids, uint64(id)); len(ids) == batchMax {
 					sendIDs()
 				}
 				return
-			case opAdd:
+			case op == opAdd && touch:
+				b.Push(twheel.Op{Kind: twheel.OpAdd, ID: uint64(id), Bind: true, Slot: id})
+			case op == opAdd:
 				b.Add(uint64(id), 0)
 			default:
 				b.Cancel(uint64(id))
@@ -244,6 +260,7 @@ func load(path string) {
 	if le.Uint64(b) != 0x314e454353 {
 		panic(path + ": not a schedule")
 	}
+	nrIDs = le.Uint64(b[24:])
 	n := le.Uint64(b[32:])
 	timeout = time.Duration(le.Uint64(b[40:]))
 	tick = time.Duration(le.Uint64(b[48:]))
@@ -269,7 +286,9 @@ func main() {
 	case "gozero":
 		w = goZero()
 	case "twheel":
-		w = twheelBatch()
+		w = twheelWay(false)
+	case "twheel-touch":
+		w = twheelWay(true)
 	default:
 		fmt.Fprintln(os.Stderr, "scen-go: no way", os.Args[1])
 		os.Exit(2)
