@@ -33,6 +33,7 @@ java kafka 1000000 -
 java stpe 0 -
 java delayqueue 0 -
 java twheel 0 -
+java twheel-touch 0 -
 java twheel-netty 0 -
 go null 0 -
 go afterfunc 0 -

@@ -22,6 +22,10 @@
  *               Wheel), as scen-c's twheel-batch: each turn's refreshes in
  *               one Wheel.refreshAll (addIfAbsent), adds and cancels in one
  *               Wheel.submit of a Batch; expiries on Wheel.listen's thread
+ *   twheel-touch  the same with a touch table, as scen-c's twheel-touch: an
+ *               add binds the id to its slot (Batch.bind), a refresh is
+ *               TouchTable.touch, no system call (the warm-up's ids, past
+ *               the table, take twheel's path)
  *   twheel-netty  the netty way with the binding's TwheelTimer in place of
  *               HashedWheelTimer, the same code otherwise: the drop-in
  *
@@ -57,6 +61,7 @@ import org.apache.kafka.server.util.timer.SystemTimer;
 import org.apache.kafka.server.util.timer.SystemTimerReaper;
 import org.apache.kafka.server.util.timer.TimerTask;
 import org.twheel.Batch;
+import org.twheel.TouchTable;
 import org.twheel.TwheelTimer;
 import org.twheel.Wheel;
 
@@ -246,21 +251,31 @@ public final class Scen {
     /*
      * A turn's events in order, as runs: a run of refreshes goes in one
      * refreshAll, a run of adds and cancels in one submit, so an id's
-     * events reach the wheel in the schedule's order.
+     * events reach the wheel in the schedule's order. With a touch table
+     * each id has the slot of its number: an add binds it, a refresh is
+     * a touch.
      */
     static final class TwheelWay implements Way {
         final Wheel wheel;
+        final TouchTable table;
         final Batch batch = new Batch(BATCH);
         final long[] ids = new long[BATCH];
         int nids;
 
-        TwheelWay() throws IOException {
-            wheel = Wheel.open(TWHEEL_TICK, Duration.ofNanos(timeoutNs));
+        TwheelWay(boolean touch) throws IOException {
+            Wheel.Config c = new Wheel.Config().tick(TWHEEL_TICK).timeout(Duration.ofNanos(timeoutNs));
+            wheel = Wheel.open(touch ? c.touchSlots((int) nrIds) : c);
+            table = touch ? wheel.touchTable() : null;
             wheel.listen((id, deadlineNs, expiredNs) -> report(id));
         }
 
         @Override
         public void apply(int op, long id, long now) throws IOException {
+            boolean slot = table != null && id < nrIds;
+            if (op == REFRESH && slot) {
+                table.touch((int) id);
+                return;
+            }
             if (op == REFRESH) {
                 sendOps();
                 ids[nids++] = id;
@@ -269,7 +284,9 @@ public final class Scen {
                 return;
             }
             sendIds();
-            if (op == ADD)
+            if (op == ADD && slot)
+                batch.add(id).bind((int) id);
+            else if (op == ADD)
                 batch.add(id);
             else
                 batch.cancel(id);
@@ -322,7 +339,8 @@ public final class Scen {
         case "null": return (op, id, now) -> { };
         case "netty": return netty(new HashedWheelTimer(tickNs, TimeUnit.NANOSECONDS));
         case "twheel-netty": return netty(new TwheelTimer(tickNs, TimeUnit.NANOSECONDS));
-        case "twheel": return new TwheelWay();
+        case "twheel": return new TwheelWay(false);
+        case "twheel-touch": return new TwheelWay(true);
         case "kafka": return kafka();
         case "stpe": return stpe();
         case "delayqueue": return delayqueue();
