@@ -43,6 +43,7 @@ go twheel-touch 0 -
 node null 0 -
 node settimeout 1000000 -
 node twheel 0 -
+node twheel-touch 0 -
 "
 
 # Redis as a cache server runs: no persistence (an in-memory timer).

@@ -11,6 +11,10 @@
  *               one wheel.refreshIds (addIfAbsent), adds and cancels in one
  *               wheel.batch; expiries as its 'expired' events, which the
  *               event loop delivers from the wheel's fd
+ *   twheel-touch  the same with a touch table, as scen-c's twheel-touch:
+ *               an add binds the id to its slot ({ slot }), a refresh is
+ *               wheel.touch(), no system call (the warm-up's ids, past the
+ *               table, take twheel's path)
  *
  * The replay runs on the event loop, as a server's packets would: each
  * turn applies the events that are due and sets a timer for the next
@@ -60,6 +64,7 @@ function report(id) {
 const b = fs.readFileSync(process.argv[3]);
 if (b.readBigUInt64LE(0) !== 0x314e454353n)
 	throw new Error(process.argv[3] + ': not a schedule');
+const nrIds = Number(b.readBigUInt64LE(24));
 const nrEvents = Number(b.readBigUInt64LE(32));
 const timeoutMs = Number(b.readBigUInt64LE(40)) / 1e6;
 const endUs = Number(b.readBigUInt64LE(56));
@@ -96,11 +101,15 @@ const BATCH = 4096;
  * A turn's events in order, as runs: a run of refreshes goes in one
  * refreshIds, a run of adds and cancels in one batch, so an id's events
  * reach the wheel in the schedule's order. The apply function's turn()
- * sends what is gathered.
+ * sends what is gathered. With a touch table each id has the slot of its
+ * number: an add binds it, a refresh is a touch.
  */
-function twheelWay() {
+function twheelWay(touch) {
 	const { Wheel } = require('twheel');
-	const wheel = new Wheel({ tickMs: TWHEEL_TICK_MS, timeoutNs: b.readBigUInt64LE(40) });
+	const wheel = new Wheel({
+		tickMs: TWHEEL_TICK_MS, timeoutNs: b.readBigUInt64LE(40),
+		touchSlots: touch ? nrIds : 0,
+	});
 	wheel.on('expired', (events) => {
 		for (const e of events)
 			report(e.id);
@@ -124,6 +133,11 @@ function twheelWay() {
 		ids = [];
 	};
 	const apply = (op, id) => {
+		const slot = touch && id < nrIds;
+		if (op === REFRESH && slot) {
+			wheel.touch(id);
+			return;
+		}
 		if (op === REFRESH) {
 			sendOps();
 			if (ids.push(id) === BATCH)
@@ -131,7 +145,8 @@ function twheelWay() {
 			return;
 		}
 		sendIds();
-		if (ops.push({ op: op === ADD ? 'add' : 'cancel', id }) === BATCH)
+		const o = op !== ADD ? { op: 'cancel', id } : slot ? { op: 'add', id, slot: id } : { op: 'add', id };
+		if (ops.push(o) === BATCH)
 			sendOps();
 	};
 	apply.turn = () => {
@@ -144,11 +159,12 @@ function twheelWay() {
 const ways = {
 	null: () => () => {},
 	settimeout: setTimeoutWay,
-	twheel: twheelWay,
+	twheel: () => twheelWay(false),
+	'twheel-touch': () => twheelWay(true),
 };
 
 if (process.argv.length !== 4 || !ways[process.argv[2]]) {
-	process.stderr.write('usage: node scen.js null|settimeout|twheel SCHEDULE (scenctl runs it; see scen.h)\n');
+	process.stderr.write('usage: node scen.js null|settimeout|twheel|twheel-touch SCHEDULE (scenctl runs it; see scen.h)\n');
 	process.exit(2);
 }
 const apply = ways[process.argv[2]]();
