@@ -11,11 +11,11 @@
  * lines (docs/bench-device.md).
  *
  * Every figure is CPU time per operation: user + system time of the
- * process (getrusage), plus, for the refresh stream, the CPU time the
- * module's expiry work took meanwhile in the kworkers of the unbound
- * workqueue (kworker_ns(), bench.h), where a touch table's lazy re-arms
- * run. Wall
- * time is printed beside it.
+ * process (getrusage), plus, for the refresh stream and expiry, the CPU
+ * time the module's work took meanwhile in its twheel/N threads and the
+ * kworkers (kthreads_ns(), bench.h), where expiry and a touch table's lazy
+ * re-arms run; each is read while its wheel is open. Wall time is printed
+ * beside it.
  *
  *   add, cancel, expire   n operations on n ids (random timeouts of 10 to
  *                         40 s), one ioctl each (impl=twheel) or in
@@ -55,19 +55,19 @@ struct span {
 
 static struct span span_start(void)
 {
-	struct span s = { .kw = kworker_ns(), .cpu = cpu_ns(), .wall = mono_ns() };
+	struct span s = { .kw = kthreads_ns(), .cpu = cpu_ns(), .wall = mono_ns() };
 
 	return s;
 }
 
-/* Report the interval since @s: @ops operations, kworker time counted if @kw. */
+/* Report the interval since @s: @ops operations, kernel threads' time counted if @kw. */
 static void report(const struct span *s, const char *impl, long n, const char *op,
 		   long ops, bool kw)
 {
 	uint64_t wall = mono_ns() - s->wall, cpu = cpu_ns() - s->cpu;
 
 	if (kw)
-		cpu += kworker_ns() - s->kw;
+		cpu += kthreads_ns() - s->kw;
 	printf("devbench: impl=%s n=%ld op=%s ns=%.0f wall_ns=%.0f\n", impl, n, op,
 	       (double)cpu / ops, (double)wall / ops);
 	fflush(stdout);
@@ -361,7 +361,7 @@ static void stream_refresh_ids(long n, const uint64_t *ids)
  * deadline past the stream's end; the module then looks at each id's
  * slot once and re-arms those touched. That work is the module's share
  * of the stream, so the figure runs until every id has been looked at
- * and counts the kworkers' CPU time over the whole span.
+ * and counts the kernel threads' CPU time over the whole span.
  */
 static void stream_touch(long n, const uint64_t *ids)
 {
@@ -410,14 +410,14 @@ static void stream_touch(long n, const uint64_t *ids)
 	wall = mono_ns() - s.wall;
 	if (mono_ns() >= deadline)
 		die("touch stream outlasted its deadline");
-	kw0 = kworker_ns();
+	kw0 = kthreads_ns();
 	/* Wait for the deadline and the looks: every id re-armed or expired. */
 	do {
 		sleep_ns(20 * NSEC_PER_MSEC);
 		rearms = fdinfo_get(fd, "touch_rearms");
 		expired = fdinfo_get(fd, "expired_total");
 	} while (rearms + expired < n && mono_ns() < deadline + 60 * NSEC_PER_SEC);
-	kw = kworker_ns() - kw0;
+	kw = kthreads_ns() - kw0;
 	if (rearms != (long long)touched || expired != (long long)(n - touched))
 		fprintf(stderr, "devbench: touch n=%ld: %lld re-armed, %lld expired, %llu touched\n",
 			n, rearms, expired, (unsigned long long)touched);
@@ -469,8 +469,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("setrlimit (run as root)");
-	printf("# devbench: unbound kworkers idle: %llu ns in 1 s\n",
-	       (unsigned long long)kworker_idle_ns());
+	printf("# devbench: twheel/N and kworker threads idle: %llu ns in 1 s\n",
+	       (unsigned long long)kthreads_idle_ns());
 	bench_baseline(200000);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		long n = only_n ?: sizes[i];

@@ -17,10 +17,11 @@
  * The ids are added with deadlines spread over one timeout (as ids of a
  * running server would be), then touched in passes: each pass reads
  * the clock once per 64 slots and stores it into every slot, and passes
- * start rate times a second. The module's CPU time is that of the
- * unbound kworkers (bench.h) over the run; the looks are the wheel's
- * fdinfo counters touch_rearms (a touched id re-armed) and expired_total
- * (an id not touched in time: none is expected).
+ * start rate times a second. The module's CPU time is that of its
+ * twheel/N thread and the kworkers (kthreads_ns(), bench.h) over the run;
+ * the looks are the wheel's fdinfo counters touch_rearms (a touched id
+ * re-armed) and expired_total (an id not touched in time: none is
+ * expected).
  *
  * Output, once a second and at the end:
  *   # lazybench: t=S rearms=R module_ns=K passes=P
@@ -102,8 +103,8 @@ int main(int argc, char **argv)
 	if (fd < 0 || twheel_setup_params(fd, &sa) ||
 	    twheel_touch_map(fd, n, CLOCK_MONOTONIC, &touch))
 		die("touch wheel");
-	idle = kworker_idle_ns();
-	printf("# lazybench: unbound kworkers idle: %llu ns in 1 s\n",
+	idle = kthreads_idle_ns();
+	printf("# lazybench: twheel/N and kworker threads idle: %llu ns in 1 s\n",
 	       (unsigned long long)idle);
 	/* Fault the table in, then bind: what a slot held before binding never counts. */
 	memset(touch.slots, 0, touch.map_len);
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
 	rearms0 = counter(fd, "touch_rearms");
 	expired0 = counter(fd, "expired_total");
 	ticks0 = counter(fd, "ticks_run");
-	kw0 = kworker_ns();
+	kw0 = kthreads_ns();
 	cpu0 = cpu_ns();
 	t0 = next = mono_ns();
 	while (next - t0 < secs * NSEC_PER_SEC) {
@@ -141,18 +142,18 @@ int main(int argc, char **argv)
 		if (next - t0 >= sec * NSEC_PER_SEC) {
 			printf("# lazybench: t=%llu rearms=%lld module_ns=%llu passes=%llu\n",
 			       (unsigned long long)sec, counter(fd, "touch_rearms") - rearms0,
-			       (unsigned long long)(kworker_ns() - kw0),
+			       (unsigned long long)(kthreads_ns() - kw0),
 			       (unsigned long long)passes);
 			sec++;
 		}
 	}
-	kw = kworker_ns() - kw0;
+	kw = kthreads_ns() - kw0;
 	cpu = cpu_ns() - cpu0;
 	rearms = counter(fd, "touch_rearms") - rearms0;
 	expired = counter(fd, "expired_total") - expired0;
 	secs = (mono_ns() - t0) / NSEC_PER_SEC;
 
-	printf("# lazybench: work runs %lld, passes late %llu of %llu, idle kworker ns/s %llu\n",
+	printf("# lazybench: work runs %lld, passes late %llu of %llu, idle kernel threads ns/s %llu\n",
 	       counter(fd, "ticks_run") - ticks0, (unsigned long long)late,
 	       (unsigned long long)passes, (unsigned long long)idle);
 	printf("lazybench: n=%u rate=%llu seconds=%llu timeout_s=%llu tick_ms=%llu "

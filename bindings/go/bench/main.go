@@ -15,12 +15,15 @@
 //	cpu_ns_per_refresh: the process's user + system time over the stream
 //	    (getrusage: the Go runtime's timer and GC work, go-zero's own
 //	    goroutine and the ioctls alike), divided by the stream's length;
-//	    for twheel, plus the CPU the module's work took meanwhile in the
-//	    kernel's unbound kworkers (their schedstat run time, as
-//	    bench/device/bench.h counts it). The touch table's cost is mostly there:
-//	    the kernel looks at each slot when its id's deadline comes, so
-//	    the touch figure waits for every deadline and counts the share of
-//	    the kworkers' time that went to re-arms (devbench's rule).
+//	    for twheel, plus the CPU the module's work took meanwhile in its
+//	    twheel/N kernel threads and the kworkers (their schedstat run
+//	    time, as bench/device/bench.h's kthreads_ns() counts it), read
+//	    while the wheel is open: a twheel/N thread that stops with its
+//	    last wheel takes its time with it. The touch table's cost is
+//	    mostly there: the kernel looks at each slot when its id's
+//	    deadline comes, so the touch figure waits for every deadline and
+//	    counts the share of those threads' time that went to re-arms
+//	    (devbench's rule).
 //	bytes_per_id: the growth, over the n adds, of the memory charged to
 //	    the process's memory cgroup (memory.current of a cgroup the
 //	    benchmark moves itself into: the Go heap's pages and the kernel's
@@ -72,14 +75,18 @@ func cpuNS() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// kworkerNS sums the run time of the unbound kworkers, where the module's
-// expiry and touch work runs (bench/device/bench.h's kworker_ns()).
-func kworkerNS() int64 {
+// kthreadsNS sums the run time of the module's twheel/N threads, where its
+// expiry and touch work runs, and of the kworkers of every kind, where the
+// kernel runs what it defers (bench/device/bench.h's kthreads_ns()).
+func kthreadsNS() int64 {
 	dirs, _ := filepath.Glob("/proc/[1-9]*")
 	var sum int64
 	for _, d := range dirs {
 		comm, err := os.ReadFile(d + "/comm")
-		if err != nil || !strings.HasPrefix(string(comm), "kworker/u") {
+		if err != nil {
+			continue
+		}
+		if c := string(comm); !strings.HasPrefix(c, "kworker/") && !strings.HasPrefix(c, "twheel/") {
 			continue
 		}
 		if st, err := os.ReadFile(d + "/schedstat"); err == nil {
@@ -191,11 +198,11 @@ func measure(m *memory, r run, n int, ids []uint64) {
 	}
 	c1, h1 := m.now()
 	wall := time.Now()
-	cpu, kw := cpuNS(), kworkerNS()
+	cpu, kw := cpuNS(), kthreadsNS()
 	r.stream(ids)
 	cpu = cpuNS() - cpu
 	wallNS := time.Since(wall).Nanoseconds()
-	module := kworkerNS() - kw
+	module := kthreadsNS() - kw
 	if r.extraCPU != nil {
 		module = r.extraCPU()
 	} else if !strings.HasPrefix(r.name, "twheel") {
@@ -333,7 +340,7 @@ func twheelTouch(streamLen int) run {
 			}
 		},
 		extraCPU: func() int64 {
-			kw := kworkerNS()
+			kw := kthreadsNS()
 			var rearms, expired int64
 			for end := time.Now().Add(5 * time.Minute); time.Now().Before(end); {
 				time.Sleep(20 * time.Millisecond)
@@ -342,7 +349,7 @@ func twheelTouch(streamLen int) run {
 					break
 				}
 			}
-			kw = kworkerNS() - kw
+			kw = kthreadsNS() - kw
 			fmt.Printf("# gobench: impl=twheel-touch n=%d looks=%d rearms=%d module_ns_per_look=%.0f\n",
 				n, rearms+expired, rearms, float64(kw)/float64(max(rearms+expired, 1)))
 			return kw * rearms / max(rearms+expired, 1)

@@ -14,13 +14,15 @@
 // Each impl runs in a child process of its own (so that memory figures do
 // not mix), on one stream of STREAM refreshes of random ids among n.
 //   cpu_ns_per_refresh: process.cpuUsage() (user + system, GC threads
-//     included) over the stream, plus the CPU time of the kernel's unbound
-//     kworkers meanwhile (/proc/PID/schedstat of every kworker/u*, as
-//     bench/device/bench.h's kworker_ns()), where the module's expiry work runs.
+//     included) over the stream, plus the CPU time meanwhile of the module's
+//     twheel/N threads, where its expiry and touch work runs, and of the
+//     kworkers (/proc/PID/schedstat of every twheel/* and kworker/*, as
+//     bench/device/bench.h's kthreads_ns()), read while the wheel is open:
+//     a twheel/N thread stops with its last wheel and takes its time along.
 //     For twheel-touch the stream's ids are due at one deadline past its
 //     end and the wait for it is counted too: the module then looks at
 //     each id's slot and re-arms the touched ones, the work the stores
-//     stand for; the re-arms' share of the kworker time is added (the
+//     stand for; the re-arms' share of those threads' time is added (the
 //     looks that expire untouched ids are expiry, which no figure counts),
 //     as bench/devbench.c does.
 //   bytes_per_id: after gc(), the growth of the V8 heap (heapUsed) plus
@@ -41,17 +43,19 @@ const STREAM = 1000000;
 const CHUNK = 256;
 const IMPLS = ['twheel-refresh', 'twheel-batch', 'twheel-touch', 'settimeout', 'timeout-refresh'];
 
-function kworkerNs() {
+// The module's twheel/N threads' run time and every kworker's.
+function kthreadsNs() {
   let sum = 0n;
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^[1-9]/.test(pid))
       continue;
     try {
-      if (!fs.readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('kworker/u'))
+      const comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8');
+      if (!comm.startsWith('kworker/') && !comm.startsWith('twheel/'))
         continue;
       sum += BigInt(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
     } catch {
-      // A worker that exited meanwhile.
+      // A thread that exited meanwhile.
     }
   }
   return sum;
@@ -159,11 +163,11 @@ function run(impl, n) {
       // The module's share: wait for the deadline and every look.
       extra = () => {
         const touched = new Set(ids).size;
-        const kw0 = kworkerNs();
+        const kw0 = kthreadsNs();
         while (fdinfo(wheel, 'touch_rearms') + fdinfo(wheel, 'expired_total') < n &&
                wheel.now() < deadlineNs + 60000000000n)
           sleep(20);
-        const kw = kworkerNs() - kw0;
+        const kw = kthreadsNs() - kw0;
         const rearms = fdinfo(wheel, 'touch_rearms'), expired = fdinfo(wheel, 'expired_total');
         console.log(`# binding-bench: impl=${impl} n=${n} touched=${touched} rearms=${rearms} ` +
           `expired=${expired} module_ns=${kw}`);
@@ -193,12 +197,12 @@ function run(impl, n) {
   const m1 = memory();
   prepare();
   const bytes = (m1.heap - m0.heap + m1.kernel - m0.kernel) / n;
-  const cpu0 = cpuNs(), kw0 = kworkerNs(), t0 = process.hrtime.bigint();
+  const cpu0 = cpuNs(), kw0 = kthreadsNs(), t0 = process.hrtime.bigint();
   refresh();
-  const cpu = cpuNs() - cpu0, kw = kworkerNs() - kw0, wall = process.hrtime.bigint() - t0;
+  const cpu = cpuNs() - cpu0, kw = kthreadsNs() - kw0, wall = process.hrtime.bigint() - t0;
   const module = extra();
   console.log(`# binding-bench: impl=${impl} n=${n} process_ns=${Number(cpu) / STREAM} ` +
-    `kworker_ns=${Number(kw + module) / STREAM} wall_ns=${Number(wall) / STREAM} ` +
+    `kthreads_ns=${Number(kw + module) / STREAM} wall_ns=${Number(wall) / STREAM} ` +
     `heap_bytes=${(m1.heap - m0.heap) / n} kernel_bytes=${(m1.kernel - m0.kernel) / n} ` +
     `rss_bytes=${(m1.rss - m0.rss) / n}`);
   console.log(`binding-bench: lang=node impl=${impl} n=${n} ` +

@@ -15,9 +15,11 @@ running event loop, and is measured the same way:
                       stress/scale.c measures it), divided by n.
   cpu_ns_per_refresh  user + system CPU of the process (getrusage) over a
                       stream of STREAM refreshes of random ids among n, plus
-                      the CPU the module's work took meanwhile in the unbound
-                      kworkers (their /proc/PID/schedstat run time, as
-                      bench/bench.h kworker_ns() does), divided by STREAM.
+                      the CPU the module's work took meanwhile in its
+                      twheel/N threads and the kworkers (their
+                      /proc/PID/schedstat run time, as bench/device/bench.h
+                      kthreads_ns() does, read while the wheel is open),
+                      divided by STREAM.
                       The loop runs between chunks of CHUNK refreshes, as a
                       server's would between packets. Before the stream
                       every id of a wheel is refreshed once, unmeasured:
@@ -35,7 +37,7 @@ running event loop, and is measured the same way:
   twheel-touch        Wheel.touch(slot), a store into the touch table; the
                       ids are due at one deadline past the stream's end, and
                       the figure waits for the module to look at every slot
-                      and adds the kworkers' time for the re-arms (their share
+                      and adds those threads' time for the re-arms (their share
                       of the looks; the looks that expire untouched ids are
                       expiry, which no figure counts), as bench/devbench.c.
 
@@ -73,15 +75,18 @@ def cpu_ns() -> int:
     return int((ru.ru_utime + ru.ru_stime) * 1e9)
 
 
-def kworker_ns() -> int:
-    """Run time of every unbound kworker (where the module's work runs)."""
+def kthreads_ns() -> int:
+    """Run time of the module's twheel/N threads (where its expiry and touch
+    work runs) and of every kworker (where the kernel runs what it defers).
+    A twheel/N thread stops with its last wheel and takes its time with it:
+    read this while the wheel is open."""
     total = 0
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if not f.read().startswith("kworker/u"):
+                if not f.read().startswith(("kworker/", "twheel/")):
                     continue
             with open(f"/proc/{pid}/schedstat") as f:
                 total += int(f.read().split()[0])
@@ -149,11 +154,12 @@ class Bench:
         mem = rss1 - rss0 + k1 - k0
         mem_parts = (f"rss {(rss1 - rss0) / self.n:.1f} B/id, kernel {(k1 - k0) / self.n:.1f} B/id "
                      f"({how} + VmallocUsed)")
-        kw0 = kworker_ns()
+        kw0 = kthreads_ns()
         c0 = cpu_ns()
         extra, parts = await self.stream_run(keep)
         cpu = cpu_ns() - c0
-        kw = kworker_ns() - kw0
+        kw = kthreads_ns() - kw0
+        self.close(keep)
         total = cpu + (kw if extra is None else extra)
         self.report(total, mem, f"{mem_parts}; process {cpu / STREAM:.0f} ns, module "
                     f"{(total - cpu) / STREAM:.0f} ns per refresh{parts}")
@@ -161,12 +167,15 @@ class Bench:
     async def setup(self) -> object:
         raise NotImplementedError
 
+    def close(self, keep: object) -> None:
+        """After the measuring: a wheel's thread stops with it."""
+
     async def settle(self, keep: object) -> None:
         """What follows the setup before anything is measured."""
 
     async def stream_run(self, keep: object) -> tuple[int | None, str]:
-        """Send the stream; the module's CPU if not the kworkers' whole
-        time meanwhile, and more to say."""
+        """Send the stream, leaving the wheel open; the module's CPU if not
+        the kernel threads' whole time meanwhile, and more to say."""
         raise NotImplementedError
 
     async def chunks(self, each: Callable[[array.array[int]], None]) -> None:
@@ -243,6 +252,10 @@ class WheelBench(Bench):
         self.deadline = wheel.now() + 2 * took + 3 * estimate + 5 * twheel.SEC
         self.refresh_all(wheel, self.deadline)
 
+    def close(self, keep: object) -> None:
+        assert isinstance(keep, twheel.Wheel)
+        keep.close()
+
     def refresh_all(self, wheel: twheel.Wheel, deadline: int | None) -> None:
         for start in range(0, self.n, 65536):
             if wheel.refresh_many(range(start, min(start + 65536, self.n)), deadline_ns=deadline):
@@ -267,7 +280,6 @@ class WheelBench(Bench):
 
         await self.chunks({"twheel": single, "twheel-batch": batch,
                            "twheel-refresh-many": many}[self.impl])
-        wheel.close()
         return None, ""
 
     async def touch_run(self, wheel: twheel.Wheel) -> tuple[int | None, str]:
@@ -281,7 +293,7 @@ class WheelBench(Bench):
         if wheel.now() >= self.deadline:
             raise SystemExit("bench: the touch stream outlasted its deadline")
         touched = len(set(self.stream))
-        kw0 = kworker_ns()
+        kw0 = kthreads_ns()
         fd = wheel.fileno()
         limit = time.monotonic() + (self.deadline - wheel.now()) / 1e9 + 120
         while time.monotonic() < limit:
@@ -289,10 +301,9 @@ class WheelBench(Bench):
             if looks >= self.n:
                 break
             await asyncio.sleep(0.02)
-        kw = kworker_ns() - kw0
+        kw = kthreads_ns() - kw0
         rearms = fdinfo(fd, "touch_rearms")
         expired = fdinfo(fd, "expired_total")
-        wheel.close()
         share = kw * rearms // max(1, rearms + expired)
         return share, (f"; looks {rearms + expired} of {self.n}, re-arms {rearms} "
                        f"(touched {touched}), {kw / max(1, rearms + expired):.0f} ns per look")
@@ -312,9 +323,9 @@ def main() -> int:
         one(sys.argv[2], int(sys.argv[3]))
         return 0
     sizes = [int(a) for a in sys.argv[1:]] or [100_000, 1_000_000]
-    k0 = kworker_ns()
+    k0 = kthreads_ns()
     time.sleep(1)
-    print(f"# binding-bench: unbound kworkers idle: {kworker_ns() - k0} ns in 1 s; "
+    print(f"# binding-bench: twheel/N and kworker threads idle: {kthreads_ns() - k0} ns in 1 s; "
           f"stream {STREAM} refreshes in chunks of {CHUNK}", flush=True)
     failed = 0
     for n in sizes:

@@ -26,13 +26,14 @@
  * cpu_ns_per_refresh: the CPU time over the stream of every Java thread
  * (ThreadMXBean: the caller's, the timer threads that tick, reap or read)
  * and of the collector (its MXBeans; serial GC, so that is CPU time),
- * which is the process's less its JIT compiler's, plus the CPU time of
- * the kernel's unbound kworkers in
- * the same span (/proc/PID/schedstat of kworker/u*, where the module's
- * expiry and touch-table work runs, as bench/devbench.c counts it), per
- * refresh. For twheel-touch the kworker time is measured until the
- * module has looked at every id, and charged, as devbench does, in the
- * share of the looks that re-armed a touched id.
+ * which is the process's less its JIT compiler's, plus the CPU time in
+ * the same span of the module's twheel/N threads, where its expiry and
+ * touch-table work runs, and of the kworkers (their /proc/PID/schedstat,
+ * as bench/device/bench.h's kthreads_ns() counts it), read before the
+ * wheel is closed (a twheel/N thread stops with its last wheel and takes
+ * its time along), per refresh. For twheel-touch that time is measured
+ * until the module has looked at every id, and charged, as devbench does,
+ * in the share of the looks that re-armed a touched id.
  * bytes_per_id: after adding the n ids, the growth of the Java heap
  * after a full GC (the way's own objects; the caller's table of n
  * references to them and the shared task are allocated before and not
@@ -42,7 +43,7 @@
  *
  *   java -XX:+UseSerialGC -Xmx2g -cp ... org.twheel.bench.BindingBench [N...]
  * System properties: bench.impls (which ways, comma-separated; default
- * all), bench.idle (first print the kworkers' idle noise), bench.stream
+ * all), bench.idle (first print those threads' idle noise), bench.stream
  * (refreshes per way, default 200000), bench.budget
  * (seconds per way before the stream is cut short, default 10:
  * DelayQueue's remove is O(n)). vm-bench.sh runs each way and n in a JVM
@@ -106,7 +107,7 @@ public final class BindingBench {
             return 0;
         }
 
-        /** Kworker time to charge after the stream, for work the stream deferred; 0 by default. */
+        /** Kernel threads' time to charge after the stream, for work the stream deferred; 0 by default. */
         long deferredModuleNs() throws Exception {
             return 0;
         }
@@ -194,7 +195,7 @@ public final class BindingBench {
                     b.clear();
                 }
             }
-            kw0 = kworkerNs();
+            kw0 = kthreadsNs();
         }
 
         @Override
@@ -218,7 +219,7 @@ public final class BindingBench {
                 Thread.sleep(50);
                 s = w.stats();
             }
-            long kw = kworkerNs() - kw0;
+            long kw = kthreadsNs() - kw0;
             long rearms = s.get("touch_rearms");
             long looks = rearms + s.get("expired_total");
             System.out.printf("# binding-bench: impl=twheel-touch n=%d looks=%d rearms=%d module_ns=%d%n", n, looks,
@@ -422,13 +423,18 @@ public final class BindingBench {
         return sum;
     }
 
-    /* The unbound kworkers' run time (schedstat), where the module's deferred work runs. */
-    static long kworkerNs() throws IOException {
+    /*
+     * The run time (schedstat) of the module's twheel/N threads, where its
+     * expiry and touch work runs, and of every kworker, where the kernel
+     * runs what it defers.
+     */
+    static long kthreadsNs() throws IOException {
         long sum = 0;
         try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of("/proc"), "[1-9]*")) {
             for (Path p : d) {
                 try {
-                    if (!Files.readString(p.resolve("comm")).startsWith("kworker/u"))
+                    String comm = Files.readString(p.resolve("comm"));
+                    if (!comm.startsWith("kworker/") && !comm.startsWith("twheel/"))
                         continue;
                     sum += Long.parseLong(Files.readString(p.resolve("schedstat")).split(" ")[0]);
                 } catch (IOException | NumberFormatException gone) {
@@ -512,7 +518,7 @@ public final class BindingBench {
             long warm = System.nanoTime() + budgetNs / 4;
             for (int i = 0; i + CHUNK <= streamLen / 4 && System.nanoTime() < warm; i += CHUNK)
                 way.refresh(stream, i, CHUNK);
-            long kw0 = kworkerNs();
+            long kw0 = kthreadsNs();
             long cpu0 = processCpuNs();
             long wall0 = System.nanoTime();
             int done = 0;
@@ -525,7 +531,7 @@ public final class BindingBench {
             }
             long cpu = processCpuNs() - cpu0;
             long wall = System.nanoTime() - wall0;
-            long kw = kworkerNs() - kw0;
+            long kw = kthreadsNs() - kw0;
             long deferred = way.deferredModuleNs();
             if (deferred > 0)
                 kw = deferred;
@@ -545,10 +551,10 @@ public final class BindingBench {
         int streamLen = Integer.parseInt(System.getProperty("bench.stream", "200000"));
         long budgetNs = TimeUnit.SECONDS.toNanos(Long.parseLong(System.getProperty("bench.budget", "10")));
         if (Boolean.getBoolean("bench.idle")) {
-            long idle = kworkerNs();
+            long idle = kthreadsNs();
             Thread.sleep(1000);
-            System.out.printf("# binding-bench: unbound kworkers idle: %d ns in 1 s; %s %s, %d CPUs%n",
-                    kworkerNs() - idle, System.getProperty("java.vm.name"), System.getProperty("java.version"),
+            System.out.printf("# binding-bench: twheel/N and kworker threads idle: %d ns in 1 s; %s %s, %d CPUs%n",
+                    kthreadsNs() - idle, System.getProperty("java.vm.name"), System.getProperty("java.version"),
                     Runtime.getRuntime().availableProcessors());
         }
         for (int n : sizes) {
