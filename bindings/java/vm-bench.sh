@@ -21,10 +21,13 @@ done
 impls=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.impls=//p' | tr ',' ' ')
 [ -n "$impls" ] || impls="twheel twheel-refresh-ids twheel-touch twheel-timer hashedwheeltimer
 	kafka-systemtimer scheduledthreadpoolexecutor delayqueue"
+# twheel.bench.n=N,M: only those numbers of ids (-icount runs take 10^5).
+sizes=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.n=//p' | tr ',' ' ')
+[ -n "$sizes" ] || sizes="100000 1000000"
 rc=0
 idle=-Dbench.idle=true
 # One JVM per way and n: none inherits another's garbage or compiled code.
-for n in 100000 1000000; do
+for n in $sizes; do
 	for impl in $impls; do
 		in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto $idle \
 			-Dbench.impls="$impl" -cp "$dir/lib/*" org.twheel.bench.BindingBench "$n" || rc=1
