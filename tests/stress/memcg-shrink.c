@@ -4,17 +4,19 @@
  *
  * After a mass expiry the id index is far too big; the table it shrinks
  * to must be allocated by the owner's next call, in the owner's memory
- * cgroup, never by the expiry kworker (which belongs to no group: what
- * it allocates with GFP_KERNEL_ACCOUNT is charged to nobody).
+ * cgroup, never by the expiry worker (a twheel/N kernel thread,
+ * kmod/worker.c: what it allocates with GFP_KERNEL_ACCOUNT lands
+ * wherever that thread sits, the root group with cgroup_workers=0 or
+ * once it is orphaned).
  *
  * A child fills a wheel in group g1 with N ids: N_KEEP live for an hour,
  * the rest due on one tick a few seconds later; the index grows to a
  * table of 4N to 8N bytes (2 to 1 ids a bucket, 8 bytes a bucket). The
  * child then moves to group g2 (charges made so far stay in g1) and
- * waits while the kworker expires the ids. Its first call after, a read
+ * waits while the worker expires the ids. Its first call after, a read
  * of one event, shrinks the index to fit N_KEEP at a load of 1/4 to 1/2:
  * g2's memory.current must grow by that table, 16 to 32 bytes an id
- * kept, and did not while the kworker ran. The old table is then moved
+ * kept, and did not while the worker ran. The old table is then moved
  * into the new one, 64 buckets per index operation (a batch of queries),
  * and freed: g1, which paid for it, must drop by its size.
  *
@@ -101,7 +103,7 @@ struct report {
 	long long keep, n;
 	long long g1_full;	/* g1 with all ids in */
 	long long g2_moved;	/* g2 right after the move */
-	long long g2_expired;	/* g2 once the kworker expired them */
+	long long g2_expired;	/* g2 once the worker expired them */
 	long long g2_shrunk;	/* g2 after the first read */
 	long long g1_read;	/* g1 after reading every event */
 	long long g1_moved;	/* g1 after the old table is freed */
@@ -264,11 +266,11 @@ int main(int argc, char **argv)
 	if (!ok)
 		ksft_print_msg("child failed at line %d of memcg-shrink.c, errno %s\n", r.err,
 			       strerror(-r.op_err));
-	ksft_print_msg("g1 with %lld ids: %lld KiB; g2: %lld KiB after the move, %lld KiB once the kworker expired %lld ids (%.1f s after their deadline)\n",
+	ksft_print_msg("g1 with %lld ids: %lld KiB; g2: %lld KiB after the move, %lld KiB once the worker expired %lld ids (%.1f s after their deadline)\n",
 		       n, r.g1_full >> 10, r.g2_moved >> 10, r.g2_expired >> 10, n - keep,
 		       r.expire_s);
 	ksft_test_result(ok && r.g2_expired - r.g2_moved <= SLACK,
-			 "the kworker's expiry charged nothing to the owner's group (%+lld KiB)\n",
+			 "the worker's expiry charged nothing to the owner's group (%+lld KiB)\n",
 			 (r.g2_expired - r.g2_moved) / 1024);
 
 	grew = r.g2_shrunk - r.g2_expired;

@@ -12,7 +12,7 @@
  *	batch		one TWHEEL_IOC_BATCH of 1M adds (the index grows
  *			from 64 buckets to 512K on the way)
  *	expire		1M ids due on the same tick: the cascade and the
- *			expiry in the module's kworker
+ *			expiry in the module's worker thread
  *	read		one read(2) of the 1M waiting events; its end asks
  *			for the index shrink
  *	shrink		the shrunk index takes the old table over and frees
@@ -385,7 +385,7 @@ static int paths_million(uint64_t n, unsigned int margin)
 	if (on_tick != n)
 		ksft_print_msg("expire: only %llu of %llu events due on one tick: the batch outlasted the deadline\n",
 			       (unsigned long long)on_tick, (unsigned long long)n);
-	/* The kworker's time is what the window left to others than us two. */
+	/* The worker's time is what the window left to others than us two. */
 	record(P_EXPIRE, n, &exp, exp.wall_ns - exp.gap.run_ns - exp.cpu_ns);
 	ksft_print_msg("expire: all expired %.2f s after the deadline (polled every 20 ms)\n",
 		       ((int64_t)(done_at - deadline)) / 1e9);
