@@ -5,7 +5,8 @@
  * Each entry, a live id or an undelivered event, is charged for its
  * whole life to the user who opened its wheel (the opener's real uid, as
  * epoll charges its watches) and to the module. A wheel's own cap is the
- * device's business (dev.c); here are the two caps above it:
+ * device's business (set in dev.c, kept in ops.c); here are the two caps
+ * above it:
  *
  *  - max_user_entries: all wheels of one user together, so that one user
  *    cannot take what the module allows everybody. Default: what 1/25 of

@@ -1,9 +1,143 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The device layer, as main.c sees it: bring /dev/twheel up and down.
+ * The device layer's one object, struct twheel_ctx (a wheel, the private
+ * data of one open file), its lock rules, and what main.c calls to bring
+ * /dev/twheel up and down. dev.c is the file interface; ops.c, events.c,
+ * clock.c and touch.c work on the context as described here.
+ *
+ * Locking:
+ *  - ctx->lock (mutex) protects the wheel and every field marked so; it
+ *    is taken in process context only (ioctl, read, job, release), and
+ *    never held across a user copy or an allocation: callers drop it to
+ *    allocate entries (twheel_pool_fill(), ops.c) and index tables
+ *    (twheel_index_prepare()).
+ *  - ctx->read_lock (mutex) serialises readers, so that events copied to
+ *    one reader are taken off the list by that reader only. It nests
+ *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
+ *    is. Since a copy may take as long as the reader's memory makes it,
+ *    O_NONBLOCK readers only try it (EAGAIN if taken) and others wait
+ *    for it interruptibly, restartably.
+ *  - Fields marked "published" are written under ctx->lock with
+ *    WRITE_ONCE() and read without it (poll, readers deciding whether to
+ *    sleep, fdinfo).
  */
 #ifndef TWHEEL_DEV_H
 #define TWHEEL_DEV_H
+
+#include <linux/hrtimer.h>
+#include <linux/lockdep.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "touch.h"
+#include "wheel.h"
+#include "worker.h"
+
+struct twheel_user;
+
+/**
+ * struct twheel_ctx - one wheel, the private data of one open file
+ * @lock:		see "Locking" above.
+ * @read_lock:		see "Locking" above.
+ * @wqh:		readers and pollers wait here for events.
+ * @timer:		fires at the wheel's next event; kicks @job.
+ * @job:		advances the wheel in process context, in the worker
+ *			of the owner's cgroup; attached at setup.
+ * @user:		whom the entries are charged to; fixed at open.
+ * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
+ * @is_setup:		set once by setup (release store, acquire loads);
+ *			the fields up to @touch are fixed then.
+ * @clockid:		CLOCK_MONOTONIC or CLOCK_BOOTTIME.
+ * @tick_ns:		length of a tick.
+ * @default_timeout_ns:	timeout of operations that carry none.
+ * @max_timeout_ns:	longest timeout accepted.
+ * @max_entries:	cap on live ids plus undelivered events.
+ * @epoch:		start of tick 0, on @clockid.
+ * @clock_offset_ns:	what the time namespace of the task that set the
+ *			wheel up adds to @clockid: the users' times are the
+ *			kernel's plus this.
+ * @cache:		where the wheel's entries come from.
+ * @touch:		the touch table, if any.
+ * @events_waiting:	wheel.nr_expired, published.
+ * @live:		wheel.nr_live, published.
+ * @dying:		release has begun; the job must not re-arm. Under @lock.
+ * @armed:		@timer is armed for tick @armed_tick. Under @lock.
+ * @armed_tick:		see @armed.
+ * @expired_total:	events ever moved to the expired list. Published.
+ * @ticks_run:		job runs that advanced the clock. Published.
+ * @ticks_caught_up:	ticks between the one the timer was armed for
+ *			and the one processed when it ran late. Published.
+ * @touch_rearms:	ids a touch kept alive. Published.
+ * @lateness_last_ns:	expiry time minus deadline of the earliest event of
+ *			the latest expiry run. Published.
+ * @lateness_max_ns:	the largest of those. Published.
+ * @wheel:		the core's state. Under @lock.
+ */
+struct twheel_ctx {
+	struct mutex lock;		/* the wheel and the fields so marked */
+	struct mutex read_lock;		/* one reader at a time; outside @lock */
+	wait_queue_head_t wqh;
+	struct hrtimer timer;
+	struct twheel_job job;
+	struct twheel_user *user;
+	u64 serial;
+	bool is_setup;
+	clockid_t clockid;
+	u64 tick_ns;
+	u64 default_timeout_ns;
+	u64 max_timeout_ns;
+	u32 max_entries;
+	ktime_t epoch;
+	s64 clock_offset_ns;
+	struct kmem_cache *cache;
+	struct twheel_touch_table touch;
+	u64 events_waiting;
+	u64 live;
+	bool dying;
+	bool armed;
+	u64 armed_tick;
+	u64 expired_total;
+	u64 ticks_run;
+	u64 ticks_caught_up;
+	u64 touch_rearms;
+	u64 lateness_last_ns;
+	u64 lateness_max_ns;
+	struct tw_wheel wheel;
+};
+
+static inline bool twheel_ready(struct twheel_ctx *ctx)
+{
+	/* Pairs with the release in setup: the settings are seen complete. */
+	return smp_load_acquire(&ctx->is_setup);
+}
+
+/* Publish the counts that lockless readers look at. Under ctx->lock. */
+static inline void twheel_publish(struct twheel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	WRITE_ONCE(ctx->events_waiting, ctx->wheel.nr_expired);
+	WRITE_ONCE(ctx->live, ctx->wheel.nr_live);
+}
+
+/**
+ * twheel_alloc_entry() - a new entry for @ctx's wheel, not yet live
+ * @ctx:	the wheel.
+ *
+ * Charged to the memory cgroup of the caller, not to the caps. Process
+ * context, without ctx->lock: it may reclaim.
+ *
+ * Return: the entry, or NULL when memory runs out.
+ */
+struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx);
+
+/**
+ * twheel_free_entry() - free an entry of @ctx's wheel
+ * @ctx:	the wheel.
+ * @e:		the entry, no longer in the wheel; the caller has uncharged
+ *		it from the caps or will.
+ */
+void twheel_free_entry(struct twheel_ctx *ctx, struct tw_entry *e);
 
 int twheel_dev_init(void);
 void twheel_dev_exit(void);

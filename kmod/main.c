@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * twheel module entry: registration and unregistration only. The wheel
- * lives in wheel.c, the file interface and its parameters in dev.c.
+ * lives in wheel.c, the file interface and its parameters in dev.c (which
+ * names the other files of the device layer).
  */
 #include <linux/module.h>
 

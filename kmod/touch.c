@@ -3,7 +3,8 @@
  * Touch tables: memory a process and the kernel share, in which the
  * process refreshes ids by storing the time into their slots, with no
  * system call; the kernel reads a slot only when its id's deadline comes
- * (dev.c, twheel_touch_lazy()).
+ * (twheel_touch_lazy(), at the end of this file), and re-arms the id if
+ * the slot was stamped since its deadline was set.
  *
  * The table is ordinary pages, allocated at setup with GFP_KERNEL_ACCOUNT
  * (charged to the caller's memory cgroup; lowmem, so the kernel reads them
@@ -22,8 +23,13 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
+#include <linux/twheel.h>
+
+#include "clock.h"
 #include "compat.h"
+#include "dev.h"
 #include "touch.h"
+#include "trace.h"
 
 #define TWHEEL_SLOTS_PER_PAGE	(PAGE_SIZE / sizeof(u64))
 
@@ -111,4 +117,55 @@ int twheel_touch_mmap(struct twheel_touch_table *t, struct vm_area_struct *vma)
 	vma->vm_private_data = t;
 	vma->vm_ops = &twheel_touch_vm_ops;
 	return 0;
+}
+
+void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
+			const struct twheel_op *op, ktime_t now, u64 timeout)
+{
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+
+	te->timeout_ns = op->flags & TWHEEL_OPF_ABSTIME ? ctx->default_timeout_ns : timeout;
+	/* Stamps up to now are no touch; nor what a slot holds at binding. */
+	te->armed_ns = ktime_to_ns(now);
+	if (op->flags & TWHEEL_OPF_TOUCH) {
+		te->slot = op->slot;
+		if (op->slot != TWHEEL_SLOT_NONE)
+			te->seen = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, op->slot));
+	}
+}
+
+/*
+ * A stamp from the future counts as the present. One load from memory
+ * the kernel owns; the value is untrusted.
+ */
+bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *expires)
+{
+	struct twheel_ctx *ctx = container_of(w, struct twheel_ctx, wheel);
+	struct twheel_touch_entry *te = twheel_touch_entry(e);
+	u64 touched, tick;
+
+	lockdep_assert_held(&ctx->lock);
+	if (te->slot == TWHEEL_SLOT_NONE)
+		return false;
+	touched = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, te->slot));
+	if (touched <= te->armed_ns || touched == te->seen)
+		return false;
+	te->seen = touched;
+	/*
+	 * @now_ns was read when the work began; a stamp stored since is no
+	 * stamp from the future, and re-arming from @now_ns would make the
+	 * id's deadline earlier than that touch's. Only a stamp past the
+	 * clock read again here is clamped.
+	 */
+	if (touched > now_ns)
+		touched = min_t(u64, touched, ktime_to_ns(twheel_ctx_now(ctx)));
+	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
+	if (!tw_after(tick, w->clk))
+		return false;
+	te->armed_ns = touched;
+	*expires = tick;
+	WRITE_ONCE(ctx->touch_rearms, ctx->touch_rearms + 1);
+	trace_twheel_touch_rearm(ctx->serial, e->id, twheel_to_user(ctx, touched),
+				 twheel_to_user(ctx, twheel_tick_to_ns(ctx, tick)));
+	return true;
 }

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A wheel's touch table: slots of u64 stamps in pages shared with the
- * process that maps them. See touch.c and "Touch table" in the uapi.
+ * process that maps them, and the entries bound to its slots, which a
+ * touch re-arms. See touch.c and "Touch table" in the uapi.
  */
 #ifndef TWHEEL_TOUCH_H
 #define TWHEEL_TOUCH_H
 
+#include <linux/ktime.h>
 #include <linux/mm_types.h>
 #include <linux/types.h>
+
+#include "wheel.h"
+
+struct twheel_ctx;
+struct twheel_op;
 
 /**
  * struct twheel_touch_table - the table
@@ -39,5 +46,59 @@ u64 twheel_touch_read(const struct twheel_touch_table *t, u32 slot);
 
 /* Map the table into @vma: the file's mmap for a wheel with a table. */
 int twheel_touch_mmap(struct twheel_touch_table *t, struct vm_area_struct *vma);
+
+/**
+ * struct twheel_touch_entry - an entry of a wheel with a touch table
+ * @e:		the core's entry.
+ * @timeout_ns:	what a touch re-arms the id with: the timeout of its last
+ *		ADD or REFRESH (the default if that carried a deadline).
+ * @armed_ns:	when its deadline was last set; stamps up to it are no touch.
+ * @seen:	the last stamp that counted, or the one in the slot when the
+ *		id was bound to it: a stamp counts once, so neither a stale
+ *		stamp of a slot's previous id nor a time from the future left
+ *		in the slot keeps the id alive more than one timeout.
+ * @slot:	its touch slot, or TWHEEL_SLOT_NONE.
+ *
+ * Every entry of such a wheel is one, bound or not. Under the wheel's lock.
+ */
+struct twheel_touch_entry {
+	struct tw_entry e;
+	u64 timeout_ns;
+	u64 armed_ns;
+	u64 seen;
+	u32 slot;
+};
+
+static inline struct twheel_touch_entry *twheel_touch_entry(struct tw_entry *e)
+{
+	return container_of(e, struct twheel_touch_entry, e);
+}
+
+/**
+ * twheel_touch_armed() - note a new deadline of an entry of a touch wheel
+ * @ctx:	the wheel, which has a touch table.
+ * @e:		the entry, just added or re-armed by @op.
+ * @op:		the ADD or REFRESH, checked: its flags and slot.
+ * @now:	the present @op was applied at.
+ * @timeout:	the timeout it was applied with.
+ *
+ * Under ctx->lock.
+ */
+void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
+			const struct twheel_op *op, ktime_t now, u64 timeout);
+
+/**
+ * twheel_touch_lazy() - the wheel's lazy hook (tw_wheel.lazy) with a table
+ * @w:		ctx->wheel.
+ * @e:		an entry whose deadline has come.
+ * @now_ns:	the time the expiry work began at.
+ * @expires:	where its new deadline's tick goes.
+ *
+ * If @e's slot was stamped after its deadline was set, re-arm it as a
+ * REFRESH at that time would have. Under ctx->lock.
+ *
+ * Return: true if @e was touched and must not expire.
+ */
+bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *expires);
 
 #endif /* TWHEEL_TOUCH_H */

@@ -29,7 +29,7 @@
  * cgroup; pids.current of its cgroup counts it.
  *
  * A worker runs the due wheels in turn, a bounded chunk each
- * (TWHEEL_ADVANCE_BUDGET entries, dev.c), yielding between chunks. The
+ * (TWHEEL_ADVANCE_BUDGET entries, clock.c), yielding between chunks. The
  * hrtimer only queues its wheel and wakes the thread: O(1) in hard IRQ.
  *
  * Orphans. A kernel thread keeps its cgroup populated: a service manager
