@@ -120,14 +120,12 @@
  *	memory				40 bytes an entry + 4 to 8 bytes of
  *					index (up to 16 after a new key)
  */
-#ifdef __KERNEL__
 #include <linux/bitops.h>
 #include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#endif
 
 #include "wheel.h"
 

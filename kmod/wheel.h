@@ -4,8 +4,9 @@
  *
  * Plain C over a handful of kernel helpers (lists, hsiphash, bit ops,
  * kvcalloc), with no user-memory access and no device code, so that the
- * same source builds into the module and, through tests/core/host.h,
- * into host programs. The design and its costs are explained at the top
+ * same source builds into the module and into host programs, where the
+ * headers of tests/core/include/linux stand in for the kernel's (through
+ * tests/core/host.h). The design and its costs are explained at the top
  * of wheel.c.
  *
  * Locking: none inside. Every function that takes a struct tw_wheel must
@@ -18,13 +19,9 @@
 #ifndef TWHEEL_WHEEL_H
 #define TWHEEL_WHEEL_H
 
-#ifdef __KERNEL__
 #include <linux/list.h>
 #include <linux/siphash.h>
 #include <linux/types.h>
-#else
-#include "host.h"
-#endif
 
 #define TW_LVL_BITS	6			/* slots per level: 64, one u64 bitmap */
 #define TW_LVL_SIZE	(1U << TW_LVL_BITS)

@@ -4,6 +4,12 @@
  * programs (unit tests, fuzzer, benchmark). Semantics follow the kernel's
  * include/linux/list.h, siphash.h and bitops.h; only what wheel.c needs
  * (memset and ULONG_MAX come from the C library's headers).
+ *
+ * kmod/ has no host-build conditionals: wheel.c and wheel.h include the
+ * kernel's headers, and with -Iinclude the host build finds those of
+ * include/linux/, each of which is this file. <linux/types.h> and
+ * <linux/limits.h> are the C library's own uapi copies (its <limits.h>
+ * includes the latter), harmless, and no stand-in may shadow them.
  */
 #ifndef TWHEEL_HOST_H
 #define TWHEEL_HOST_H
