@@ -1334,6 +1334,60 @@ static int test_chain_bound_holds_for_ids_in_one_bucket(void)
 }
 
 /*
+ * Ids that share a bucket under the index's key, added while a resize is
+ * under way: what a user meets who adds again, after they expired, the
+ * ids a dump listed first (its order leaks the key). Their chain grows
+ * long and asks for a new key, which the resize holds back; the resize
+ * must hurry so that the key comes before the chain fills. Added as the
+ * device adds, each after the table the index asks for (and once more
+ * after one that an add failing with ENOMEM asked for): none fails.
+ */
+static int test_chain_grown_long_during_a_resize_hurries_it(void)
+{
+	enum { FILL = 3000, CHOSEN = 600 };
+	struct tw_entry *ents = calloc(FILL + CHOSEN, sizeof(*ents));
+	unsigned int i, gen, failed = 0, longest = 0;
+	uint64_t seed = 13;
+	struct tw_wheel w;
+
+	CHECK(ents);
+	tw_init(&w, 0, &tw_test_key);
+	for (i = 0; i < FILL; i++) {
+		ents[i].id = (u64)i * 0x9e3779b97f4a7c15ull;
+		CHECK(tw_test_add(&w, &ents[i], 5000) == 0);
+	}
+	while (w.index.old)
+		tw_lookup(&w, 0);
+	CHECK(w.index.cur_bits == 11);
+	for (i = 0; i < FILL; i++)
+		tw_remove(&w, &ents[i]);
+	CHECK(tw_test_prepare(&w) == 0);
+	CHECK(w.index.old && w.index.old_bits == 11 && w.index.cur_bits == 8);
+	gen = w.index.gen;
+	for (i = 0; i < CHOSEN; i++)
+		ents[FILL + i].id = tw_test_id_in_bucket(&w.index.key, 8, 0, &seed);
+	for (i = 0; i < CHOSEN; i++) {
+		struct tw_entry *e = &ents[FILL + i];
+		int r;
+
+		r = tw_test_add(&w, e, 5000);
+		if (r == -ENOMEM)
+			r = tw_test_add(&w, e, 5000);
+		failed += r != 0;
+		if (tw_test_longest_chain(&w) > longest)
+			longest = tw_test_longest_chain(&w);
+	}
+	printf("# %u ids of one bucket added during a shrink of 2^11: %u new keys, %u adds failed, longest chain %u\n",
+	       CHOSEN, w.index.gen - gen, failed, longest);
+	CHECK(failed == 0 && w.index.gen > gen && longest <= TW_INDEX_CHAIN_MAX);
+	for (i = 0; i < CHOSEN; i++)
+		CHECK(tw_lookup(&w, ents[FILL + i].id) == &ents[FILL + i]);
+	tw_destroy(&w, release_none, NULL);
+	free(ents);
+	return 0;
+}
+
+/*
  * Ids chosen so that the 8 buckets one shrink would merge hold 48 of
  * them: the shrink turns back when it meets them, and the index moves to
  * a new key and shrinks then. No chain ever exceeds the bound.
@@ -1588,6 +1642,7 @@ static const struct {
 	T(index_shrinks_in_steps_to_the_smallest),
 	T(chain_bound_holds_for_ids_in_one_bucket),
 	T(shrink_turns_back_from_chosen_groups),
+	T(chain_grown_long_during_a_resize_hurries_it),
 	T(dump_lists_each_steady_id_once_across_rehashes),
 	T(cursor_of_another_key_is_estale),
 	T(advance_budget_counts_chain_steps),
