@@ -122,17 +122,26 @@ void twheel_index_prepare(struct twheel_ctx *ctx)
 }
 
 /*
- * After an op failed with ENOMEM: if the index still asks for a table
- * (its allocation failed, and without one it takes no more ids), try once
- * more for the ops that follow. Returns true if the lock was dropped, so
- * the caller's present is stale.
+ * Before an op that may add an id: if the index asks for a table that
+ * this call has not tried to give it yet, give it one now (the lock is
+ * dropped). A chain that reached TW_INDEX_CHAIN_LONG earlier in the call
+ * so moves to a new key before the adds that follow can fill it, as the
+ * core expects of its caller (tw_add() fails only when an id's chain is
+ * full); waiting for the end of a batch of chosen ids would fail its
+ * last adds. @tried holds the size whose allocation failed, so that
+ * memory pressure costs one more attempt after each op that failed with
+ * ENOMEM (the caller clears it then), not one before every op.
+ * Returns true if the lock was dropped, so the caller's present is stale.
  */
-static bool twheel_index_retry(struct twheel_ctx *ctx)
+static bool twheel_index_keep_up(struct twheel_ctx *ctx, unsigned int *tried)
 {
+	unsigned int bits = tw_index_wanted(&ctx->wheel);
+
 	lockdep_assert_held(&ctx->lock);
-	if (!tw_index_wanted(&ctx->wheel))
+	if (!bits || bits == *tried)
 		return false;
 	twheel_index_prepare(ctx);
+	*tried = tw_index_wanted(&ctx->wheel) == bits ? bits : 0;
 	return true;
 }
 
@@ -336,14 +345,16 @@ static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_pool *pool,
 void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
 {
 	struct twheel_pool pool = {};
+	unsigned int i, j, may_add, tried = 0;
 	bool placed = false;
-	unsigned int i, j, may_add;
 	ktime_t now;
 
 	mutex_lock(&ctx->lock);
-	twheel_index_prepare(ctx);
+	twheel_index_keep_up(ctx, &tried);
 	now = twheel_present(ctx);
 	for (i = 0; i < n; i++) {
+		if (twheel_op_may_add(&ops[i]) && twheel_index_keep_up(ctx, &tried))
+			now = twheel_present(ctx);
 		if (!twheel_op_check(ctx, &ops[i]) &&
 		    twheel_pool_short(ctx, &pool, &ops[i], ops[i].id)) {
 			for (j = i, may_add = 0; j < n; j++)
@@ -355,8 +366,8 @@ void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
 		placed |= !ops[i].result && (ops[i].op == TWHEEL_OP_ADD ||
 					     ops[i].op == TWHEEL_OP_REFRESH);
 		/* One failed allocation fails one op, not the rest of the chunk. */
-		if (ops[i].result == -ENOMEM && i + 1 < n && twheel_index_retry(ctx))
-			now = twheel_present(ctx);
+		if (ops[i].result == -ENOMEM)
+			tried = 0;
 	}
 	/* Only a deadline placed can make the next event earlier. */
 	if (placed)
@@ -398,18 +409,23 @@ int twheel_refresh_prepare(const struct twheel_ctx *ctx, u32 flags, u64 timeout_
 unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
 				  const u64 *ids, unsigned int n, u64 *failed)
 {
+	bool may_add = twheel_op_may_add(tmpl);
+	unsigned int i, nr_failed = 0, tried = 0;
 	struct twheel_pool pool = {};
-	unsigned int i, nr_failed = 0;
 	u64 tick, timeout;
 	struct tw_entry *e;
 	int bad, ret;
 	ktime_t now;
 
 	mutex_lock(&ctx->lock);
-	twheel_index_prepare(ctx);
+	twheel_index_keep_up(ctx, &tried);
 	now = twheel_present(ctx);
 	bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
 	for (i = 0; i < n; i++) {
+		if (may_add && !bad && twheel_index_keep_up(ctx, &tried)) {
+			now = twheel_present(ctx);
+			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
+		}
 		/* Every id left may be added: allocate for them all at once. */
 		if (!bad && twheel_pool_short(ctx, &pool, tmpl, ids[i])) {
 			twheel_pool_fill(ctx, &pool, n - i);
@@ -421,10 +437,8 @@ unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op
 		if (ret)
 			failed[nr_failed++] = ids[i];
 		/* One failed allocation fails one id, not the rest of the chunk. */
-		if (ret == -ENOMEM && i + 1 < n && twheel_index_retry(ctx)) {
-			now = twheel_present(ctx);
-			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
-		}
+		if (ret == -ENOMEM)
+			tried = 0;
 		if (trace_twheel_op_enabled()) {
 			struct twheel_op op = *tmpl;
 
