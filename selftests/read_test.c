@@ -326,25 +326,38 @@ static void on_signal(int sig)
 	(void)sig;
 }
 
-static void arm_signal(int flags, long usec)
+/* SIGALRM in @usec, and every @every us after if @every is not 0. */
+static void arm_signal(int flags, long usec, long every)
 {
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
-	struct itimerval it = { .it_value = { .tv_usec = usec } };
+	struct itimerval it = { .it_value = { .tv_usec = usec },
+				.it_interval = { .tv_usec = every } };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/*
+ * A signal every 50 ms, so that one comes while the read sleeps however
+ * late the read starts (one that came before it would leave the read to
+ * sleep until the expiry).
+ */
 TEST_F(wheel, blocking_read_interrupted_by_signal_is_eintr)
 {
+	struct itimerval off = { 0 };
 	uint64_t t = mono_ns();
+	ssize_t r;
+	int err;
 
 	ASSERT_EQ(0, dev_add(self->fd, 1, 5 * NSEC_PER_SEC));
-	arm_signal(0, 50000);
+	arm_signal(0, 50000, 50000);
 	errno = 0;
-	EXPECT_EQ(-1, read(self->fd, self->ev, sizeof(self->ev[0])));
-	EXPECT_EQ(EINTR, errno);
+	r = read(self->fd, self->ev, sizeof(self->ev[0]));
+	err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(EINTR, err);
 	EXPECT_GT(t + 4 * NSEC_PER_SEC, mono_ns());
 	/* The id is still live: the signal took nothing. */
 	EXPECT_EQ(0, dev_query(self->fd, 1, NULL, NULL));
@@ -356,7 +369,7 @@ TEST_F(wheel, blocking_read_restarts_with_sa_restart)
 
 	dev_prep_add(&op, 9, 200 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
-	arm_signal(SA_RESTART, 30000);
+	arm_signal(SA_RESTART, 30000, 0);
 	ASSERT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(9, self->ev[0].id);
 	EXPECT_LE(op.deadline_ns, mono_ns());
