@@ -15,7 +15,7 @@ DESTDIR	?=
 
 .PHONY: all module lib tools clean install help demo check fresh-check \
 	check-all setup kernels style core-test fuzz-core fuzz-core-long \
-	bench-core bench-dev bench-scenarios charts selftests deb dkms-src server-test \
+	bench-core bench-dev bench-scenarios charts selftests deb dkms-src server-test server-langs \
 	readme-test
 
 all: module lib ## the module (against KDIR) and libtwheel
@@ -86,9 +86,12 @@ deb: ## the Debian packages in out/deb, checked by lintian
 	./scripts/setup.sh deb
 	./scripts/build-debs.sh
 
-server-test: deb ## the packages installed, rebooted, upgraded, removed on a Debian 12 VM
+server-test: deb server-langs ## the packages installed, rebooted, upgraded, removed on a Debian 12 VM
 	./scripts/setup.sh server
-	./tests/server/run.sh --debs out/deb
+	./tests/server/run.sh --debs out/deb --langs out/server-langs
+
+server-langs: ## the Go, Python, Java and Node.js bindings as the server test installs them
+	./tests/server/langs.sh out/server-langs
 
 readme-test: lib ## the README's library example, compiled as it stands
 	./tests/readme-example.sh

@@ -307,8 +307,14 @@ if [ "${TWHEEL_SERVER:-yes}" = no ]; then
 elif ! ls "$out/deb"/twheel-dkms_*.deb >/dev/null 2>&1; then
 	fail "server: no packages to install (the deb stage failed)"
 else
+	# The bindings as its users install them, only for a run that happens.
+	if "$top/tests/server/build-image.sh" --cached >/dev/null; then
+		"$top/tests/server/langs.sh" "$out/server-langs" >"$out/server-langs.log" 2>&1 ||
+			echo "server: the bindings did not build (see $out/server-langs.log)"
+	fi
 	run_progress "server VM" progress_server \
-		"$top/tests/server/run.sh" --if-cached --debs "$out/deb" --out "$out/server" >"$out/server.log" 2>&1 || rc=$?
+		"$top/tests/server/run.sh" --if-cached --debs "$out/deb" --langs "$out/server-langs" \
+		--out "$out/server" >"$out/server.log" 2>&1 || rc=$?
 	if [ "$rc" = 4 ]; then
 		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
 		skip

@@ -14,8 +14,11 @@
 # bookworm kernel (linux-image-amd64, 6.1) with its headers, a compiler
 # and pkg-config for building against the library, two users (alice,
 # bob). Downloaded, not installed, so the test does not depend on the
-# mirror still serving them: dkms, and the newest Debian 6.12 kernel with
-# its headers (bookworm-security) that the test upgrades to.
+# mirror still serving them: dkms, the newest Debian 6.12 kernel with its
+# headers (bookworm-security) that the test upgrades to, and the language
+# runtimes an administrator installs for a service written in Python,
+# Java or Node.js (python3-venv, openjdk-17-jre-headless; nodejs, npm and
+# libnode-dev, which npm's node-gyp builds addons against).
 #
 #   tests/server/build-image.sh           build if needed; print the path
 #   tests/server/build-image.sh --cached  print the path if built, else exit 1
@@ -47,6 +50,7 @@ build() {
 		[ -n "$abi" ] || { echo "no linux-image-6.12.*+deb12-amd64 with headers" >&2; exit 1; }
 		echo "$abi-amd64" >/etc/twheel-server-kernel2
 		apt-get install -d -y -q dkms "linux-image-$abi-amd64" "linux-headers-$abi-amd64"
+		apt-get install -d -y -q python3-venv openjdk-17-jre-headless nodejs npm libnode-dev
 		useradd -m -s /bin/bash alice
 		useradd -m -s /bin/bash bob
 		passwd -d root

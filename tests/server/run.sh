@@ -8,8 +8,11 @@
 # image's chroot on the host, and boots of the image under QEMU with its
 # own kernel, initramfs and systemd, steps run in the guest.
 #
-#   tests/server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm]
-#                 [--if-cached]
+#   tests/server/run.sh [--debs DIR] [--langs DIR] [--plan FILE] [--out DIR]
+#                 [--accel tcg|kvm] [--if-cached]
+#
+# --langs: what tests/server/langs.sh built (default out/server-langs),
+# the language bindings that the steps langs-install and langs use.
 #
 # --if-cached: if the image is not built yet, do not build it (~10 min
 # on an idle machine, more under load): print "server: skipped (reason)"
@@ -30,6 +33,7 @@ top=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 debs=$top/out/deb
+langs=$top/out/server-langs
 plan=$here/plan
 out=$sdir/out
 accel=${TWHEEL_ACCEL:-tcg}
@@ -43,11 +47,12 @@ die() { echo "tests/server/run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debs) debs=$2; shift 2 ;;
+	--langs) langs=$2; shift 2 ;;
 	--plan) plan=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
 	--if-cached) if_cached=1; shift ;;
-	*) die "usage: tests/server/run.sh [--debs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm] [--if-cached]" ;;
+	*) die "usage: tests/server/run.sh [--debs DIR] [--langs DIR] [--plan FILE] [--out DIR] [--accel tcg|kvm] [--if-cached]" ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || die "run as root (loop mounts, chroot)"
@@ -89,13 +94,15 @@ report() {
 	fi
 }
 
-# Put the debs, the steps, the README's library example and the runner
-# into the image; VERSION goes to the steps.
+# Put the debs, the steps, the README's library example, the language
+# bindings (if built) and the runner into the image; VERSION goes to the
+# steps.
 prepare() {
 	mkdir -p "$mnt/root/twheel-debs" "$mnt$T" "$mnt/usr/local/lib/twheel-server-test"
 	cp "$debs"/twheel-dkms_*.deb "$debs"/libtwheel1_*.deb "$debs"/libtwheel-dev_*.deb "$mnt/root/twheel-debs/"
 	cp "$here"/steps/* "$mnt$T/"
 	cp -r "$top/examples" "$mnt$T/"
+	if [ -d "$langs" ]; then cp -r "$langs" "$mnt$T/langs"; fi
 	"$top/tests/readme-example.sh" --extract >"$mnt$T/readme-example.c"
 	echo "VERSION=$(cat "$top/VERSION")" >"$mnt$T/env"
 	install -m 755 "$here/guest/runner" "$mnt/usr/local/lib/twheel-server-test/"
@@ -139,7 +146,7 @@ boot_collect() {
 	return 0
 }
 export -f prepare chroot_steps boot_prepare boot_collect
-export T debs here top out
+export T debs langs here top out
 
 in_image "$image" prepare || die "could not prepare the image"
 
