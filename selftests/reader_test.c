@@ -54,18 +54,6 @@ static int uffd_open(void)
 	return fd;
 }
 
-/* Thread state letter of task @tid of this process, or 0. */
-static char task_state(pid_t tid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 struct stalled {
 	int fd;
 	void *buf;

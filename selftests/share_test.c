@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "twheel_util.h"
@@ -58,24 +59,47 @@ FIXTURE_TEARDOWN(wheel)
 		close(self->fd);
 }
 
+/*
+ * The live counts are read before the id of the fixture's wheel can
+ * expire: if that took longer, start over on fresh wheels with twice its
+ * timeout. b's ids are due 1.2 s after it, so that they outlive it and
+ * its lateness (LATE_SLACK_NS at most).
+ */
 TEST_F(wheel, two_wheels_are_isolated)
 {
 	struct twheel_event ev[4];
-	int b = wheel_new(0, 5 * TICK_NS, DFLT_NS, 0);
+	long long live_a, live_b;
+	uint64_t start, t;
+	int b;
 
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, dev_add(self->fd, 1, 300 * NSEC_PER_MSEC));
-	EXPECT_EQ(-ENOENT, dev_query(b, 1, NULL, NULL));
-	EXPECT_EQ(-ENOENT, dev_cancel(b, 1));
-	ASSERT_EQ(0, dev_add(b, 1, 1500 * NSEC_PER_MSEC));
-	ASSERT_EQ(0, dev_add(b, 2, 1500 * NSEC_PER_MSEC));
-	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
-	EXPECT_EQ(2, fdinfo_get(b, "live"));
+	for (t = 300 * NSEC_PER_MSEC; ; t *= 2) {
+		b = wheel_new(0, 5 * TICK_NS, DFLT_NS, 0);
+		ASSERT_LE(0, b);
+		start = mono_ns();
+		ASSERT_EQ(0, dev_add(self->fd, 1, t));
+		EXPECT_EQ(-ENOENT, dev_query(b, 1, NULL, NULL));
+		EXPECT_EQ(-ENOENT, dev_cancel(b, 1));
+		ASSERT_EQ(0, dev_add(b, 1, t + 1200 * NSEC_PER_MSEC));
+		ASSERT_EQ(0, dev_add(b, 2, t + 1200 * NSEC_PER_MSEC));
+		live_a = fdinfo_get(self->fd, "live");
+		live_b = fdinfo_get(b, "live");
+		if (mono_ns() - start < t)
+			break;
+		ASSERT_GT(2 * NSEC_PER_SEC, t)
+			TH_LOG("3 adds and 2 reads of fdinfo took over %llu ms",
+			       (unsigned long long)(t / NSEC_PER_MSEC));
+		close(b);
+		close(self->fd);
+		self->fd = wheel_new(0, TICK_NS, DFLT_NS, 0);
+		ASSERT_LE(0, self->fd);
+	}
+	EXPECT_EQ(1, live_a);
+	EXPECT_EQ(2, live_b);
 	EXPECT_EQ((long long)5 * TICK_NS, fdinfo_get(b, "tick_ns"));
 	ASSERT_EQ(1, dev_read_events(self->fd, ev, 4));
 	EXPECT_EQ(1, ev[0].id);
 	EXPECT_EQ(0, dev_query(b, 1, NULL, NULL));
-	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + 1500 * NSEC_PER_MSEC +
+	EXPECT_EQ(2, drain_until(b, ev, 4, mono_ns() + t + 1200 * NSEC_PER_MSEC +
 				 LATE_SLACK_NS));
 	EXPECT_EQ(0, drain_until(self->fd, ev, 1, mono_ns() + 20 * NSEC_PER_MSEC));
 	close(b);
@@ -191,33 +215,50 @@ TEST_F(wheel, expiry_is_read_once_across_processes)
 	free(ops);
 }
 
+/*
+ * The child's id must still be live when the parent looks at it: if the
+ * fork, the pass, the wait and the look took longer than its timeout,
+ * start over with twice the timeout.
+ */
 TEST(scm_rights_wheel_outlives_its_creator)
 {
 	struct twheel_event ev;
-	uint64_t d = 0;
-	int sv[2], status, fd;
+	uint64_t d = 0, start, t;
+	int sv[2], status, fd, ret;
+	long long live;
 	pid_t pid;
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int w = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
+	for (t = 300 * NSEC_PER_MSEC; ; t *= 2) {
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+		start = mono_ns();
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			int w = wheel_new(O_CLOEXEC, TICK_NS, DFLT_NS, 0);
 
-		if (w < 0 || dev_add(w, 9, 300 * NSEC_PER_MSEC) ||
-		    send_fd(sv[1], w))
-			_exit(1);
-		close(w);
-		_exit(0);
+			if (w < 0 || dev_add(w, 9, t) || send_fd(sv[1], w))
+				_exit(1);
+			close(w);
+			_exit(0);
+		}
+		close(sv[1]);
+		fd = recv_fd(sv[0]);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+		ret = dev_query(fd, 9, &d, NULL);
+		live = fdinfo_get(fd, "live");
+		if (mono_ns() - start < t)
+			break;
+		ASSERT_GT(2 * NSEC_PER_SEC, t)
+			TH_LOG("a fork, an add, a pass and a wait took over %llu ms",
+			       (unsigned long long)(t / NSEC_PER_MSEC));
+		close(fd);
+		close(sv[0]);
 	}
-	close(sv[1]);
-	fd = recv_fd(sv[0]);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* Creator gone, its fd closed: ours holds the wheel. */
-	EXPECT_EQ(0, dev_query(fd, 9, &d, NULL));
-	EXPECT_EQ(1, fdinfo_get(fd, "live"));
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(1, live);
 	ASSERT_EQ(1, dev_read_events(fd, &ev, 1));
 	EXPECT_EQ(9, ev.id);
 	EXPECT_EQ(d, ev.deadline_ns);
@@ -266,12 +307,14 @@ struct blocked {
 	int err;
 	unsigned int revents;
 	struct twheel_event ev;
+	volatile pid_t tid;	/* set by the thread just before it blocks */
 };
 
 static void *blocked_read(void *arg)
 {
 	struct blocked *b = arg;
 
+	b->tid = syscall(SYS_gettid);
 	b->ret = read(b->fd, &b->ev, sizeof(b->ev));
 	b->err = errno;
 	return NULL;
@@ -282,6 +325,7 @@ static void *blocked_poll(void *arg)
 	struct blocked *b = arg;
 	struct pollfd p = { .fd = b->fd, .events = POLLIN };
 
+	b->tid = syscall(SYS_gettid);
 	b->ret = poll(&p, 1, b->ms);
 	b->err = errno;
 	b->revents = p.revents;
@@ -293,6 +337,7 @@ static void *blocked_epoll(void *arg)
 	struct blocked *b = arg;
 	struct epoll_event e = { 0 };
 
+	b->tid = syscall(SYS_gettid);
 	b->ret = epoll_wait(b->ep, &e, 1, b->ms);
 	b->err = errno;
 	b->revents = e.events;
@@ -313,19 +358,25 @@ static int epoll_on(int fd)
 }
 
 /*
- * Add @id due in @timeout_ns, block a thread in @wait on the wheel, and
- * close the fixture's fd under it 50 ms later. Returns the thread.
+ * Block a thread in @wait on the wheel, then add @id due in @timeout_ns
+ * and close the fixture's fd under it; returns the thread. The thread is
+ * in its wait once it sleeps (state S, waited for 10 s at most), however
+ * slowly it got there: it gives its tid just before the call, and nothing
+ * in between sleeps. The id is added after that, so that it cannot expire
+ * before the thread blocks, and just before the close.
  */
 static pthread_t close_under(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(wheel) *self, struct blocked *b,
 			     void *(*wait)(void *), uint64_t id,
 			     uint64_t timeout_ns)
 {
+	uint64_t until = mono_ns() + 10 * NSEC_PER_SEC;
 	pthread_t t;
 
-	ASSERT_EQ(0, dev_add(self->fd, id, timeout_ns));
 	ASSERT_EQ(0, pthread_create(&t, NULL, wait, b));
-	sleep_ns(50 * NSEC_PER_MSEC);
+	while ((!b->tid || task_state(b->tid) != 'S') && mono_ns() < until)
+		sleep_ns(NSEC_PER_MSEC);
+	ASSERT_EQ(0, dev_add(self->fd, id, timeout_ns));
 	close(self->fd);
 	self->fd = -1;
 	return t;
@@ -369,12 +420,14 @@ TEST_F(wheel, close_while_other_thread_waits_in_epoll)
 	pthread_t t;
 
 	ASSERT_LE(0, b.ep);
-	t = close_under(_metadata, self, &b, blocked_epoll, 4,
-			300 * NSEC_PER_MSEC);
+	t = close_under(_metadata, self, &b, blocked_epoll, 4, NSEC_PER_SEC);
 	/*
 	 * The last close freed the wheel and took it out of the epoll set:
 	 * epoll_wait ends at its own timeout, with no event, without a hang
 	 * (and without a use after free, which a debug kernel would catch).
+	 * The id is due a second after the close, so that a stalled VM
+	 * cannot let it fire first, and long before epoll_wait's timeout,
+	 * so that a wheel the close left alive would wake it.
 	 */
 	ASSERT_TRUE(join_within(t, 6 * NSEC_PER_SEC))
 		TH_LOG("epoll_wait still blocked after its timeout");

@@ -4,7 +4,7 @@
  * one reproducible random generator, small file and module-parameter
  * helpers, the device's calls, ops pre-filled with junk, draining and
  * waiting for events, the one fdinfo parser, passing an fd over a
- * socket, joining a thread with a deadline.
+ * socket, a thread's state, joining a thread with a deadline.
  *
  * The selftests are a kselftest target that needs nothing but this
  * directory and <linux/twheel.h>, so they talk to the device here,
@@ -636,6 +636,21 @@ static inline int recv_fd(int sock)
 		return -1;
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
+}
+
+/*
+ * The state letter of task @tid of this process (R, S, D...), or 0 if it
+ * is gone: S while it sleeps, as in the wait of a blocking call.
+ */
+static inline char task_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 /*
