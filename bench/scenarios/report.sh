@@ -6,7 +6,8 @@
 # which scripts/plot.sh draws (`make charts`), and the tables, the goals and
 # the headline table into docs/bench-scenarios.md, around the prose of
 # bench/scenarios/doc.md.in (the @TOKENS@ there), and the headline table
-# into bench/scenarios/README.md (between its headline markers).
+# into bench/scenarios/README.md and the main README (between their
+# headline markers).
 #
 #   bench/scenarios/report.sh RESULTS [HOST_NOTES]
 #
@@ -37,7 +38,7 @@ function human(ns) { return ns >= 10000 ? sprintf("%.1f µs", ns / 1000) : sprin
 	for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	s = v["name"]; w = v["way"]
 	if (!(s in nw)) order[++ns] = s
-	if (v["failed"] == 1) { fail[s, ++nw[s]] = w; next }
+	if (v["failed"] == 1) { fail[s, ++nf[s]] = w; next }
 	k = ++nw[s]
 	way[s, k] = w; cpu[s, k] = v["cpu_ns_per_refresh"]; mem[s, k] = v["bytes_per_id"]
 	p50[s, k] = v["late_p50_ms"]; p99[s, k] = v["late_p99_ms"]; mx[s, k] = v["late_max_ms"]
@@ -71,8 +72,8 @@ END {
 				mem[s, k], p50[s, k], p99[s, k], mx[s, k], wrong[s, k], notes[s, k] >out
 			if (w ~ /twheel/ && wrong[s, k] == 0 && (bi == 0 || cpu[s, k] < cpu[s, bi])) bi = k
 		}
-		for (k = 1; k <= nw[s]; k++)
-			if ((s, k) in fail) print "| " fail[s, k] " | failed to run | | | | |" >out
+		for (k = 1; k <= nf[s]; k++)
+			print "| " fail[s, k] " | failed to run | | | | |" >out
 		# The goals, against every other way (and the best in-process p99).
 		g = tmp "/goals-" s
 		if (!bi) { print "No twheel way of this scenario was right." >g; continue }
@@ -137,12 +138,17 @@ END {
 		print ""
 	}
 }' "$data" >"$tmp/headline-all"
-# bench/scenarios/README.md carries it for the main README, between its markers.
-readme=$here/README.md
-awk -v f="$tmp/headline-all" '
-/^<!-- headline start -->$/ { print; while ((getline l <f) > 0) print l; skip = 1; next }
-/^<!-- headline end -->$/ { skip = 0 }
-!skip' "$readme" >"$tmp/readme" && cat "$tmp/readme" >"$readme"
+# bench/scenarios/README.md and the main README carry it, between their markers.
+for readme in "$here/README.md" "$top/README.md"; do
+	grep -qx '<!-- headline start -->' "$readme" || {
+		echo "report.sh: no headline markers in $readme" >&2
+		exit 1
+	}
+	awk -v f="$tmp/headline-all" '
+	/^<!-- headline start -->$/ { print; while ((getline l <f) > 0) print l; close(f); skip = 1; next }
+	/^<!-- headline end -->$/ { skip = 0 }
+	!skip' "$readme" >"$tmp/readme" && cat "$tmp/readme" >"$readme"
+done
 
 # The machine and the scales, from the '# scen:' lines.
 machine=$(sed -n 's/^# scen: machine //p' "$data" | head -n 1)
