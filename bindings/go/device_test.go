@@ -656,7 +656,8 @@ func TestBatchGivesEachOpItsResult(t *testing.T) {
 
 func TestLargeBatchAppliesEveryOp(t *testing.T) {
 	const n = 100000
-	w := open(t, Options{DefaultTimeout: time.Minute})
+	// An hour: the batch and the dump took over a minute on a loaded debug VM.
+	w := open(t, Options{DefaultTimeout: time.Hour})
 	var b Batch
 	for id := uint64(0); id < n; id++ {
 		b.Add(id, 0)
@@ -758,8 +759,10 @@ func TestDumpListsEveryLiveIdOnce(t *testing.T) {
 	const n = 1000 // several calls of dumpChunk
 	w := open(t, Options{DefaultTimeout: time.Minute})
 	deadline := map[uint64]Instant{}
+	// Deadlines a minute and more away: none may pass before the dump,
+	// however slow the machine.
 	for id := uint64(0); id < n; id++ {
-		res, err := w.Add(id*7919, time.Duration(id+1)*time.Second)
+		res, err := w.Add(id*7919, time.Minute+time.Duration(id)*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -768,13 +771,21 @@ func TestDumpListsEveryLiveIdOnce(t *testing.T) {
 	if _, err := w.Add(1<<40, 1); err != nil {
 		t.Fatal(err)
 	}
-	if evs := readN(t, w, 1, time.Second); len(evs) != 1 {
-		t.Fatal("the short id did not expire")
+	if evs := readN(t, w, 1, 10*time.Second); len(evs) != 1 || evs[0].ID != 1<<40 {
+		t.Fatalf("the short id did not expire: %v", evs)
 	}
 	if _, err := w.Add(1<<41, 1); err != nil { // expired, waiting: not listed
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Until it expired (no longer live), not for a fixed time.
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if _, err := w.Query(1 << 41); errors.Is(err, ErrNotFound) {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("an id with a 1 ns timeout still live after 10 s")
+		}
+	}
 	for e, err := range w.Dump() {
 		if err != nil {
 			t.Fatal(err)
