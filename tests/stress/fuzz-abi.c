@@ -2381,46 +2381,83 @@ static void do_fd_games(void)
 	}
 }
 
+/* Why a wheel failed usable(): the step, its answer, and its fdinfo. */
+static int not_usable(int fd, const char *why, long long ret)
+{
+	char path[64], line[128];
+	FILE *f;
+
+	printf("# unusable: %s (%lld)\n", why, ret);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		printf("#   %s", line);
+	fclose(f);
+	return 0;
+}
+
 /* After the storm: a fresh wheel and an old one still do their job. */
 static int usable(int fd, int fresh)
 {
 	struct twheel_event ev;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t id = ids[5];
-	long long tick;
-	int ret;
+	long long tick, t0;
+	int ret, wait_ms;
 
 	if (fresh && raw_setup(fd, NSEC_PER_MSEC, 0, 0))
-		return 0;
+		return not_usable(fd, "setup of a fresh wheel", -errno);
 	/* Opened read-only: never set up, it does its job by refusing all. */
-	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
-		return raw_op1(fd, TWHEEL_OP_ADD, id, 2 * NSEC_PER_MSEC) == -EBADF &&
-		       fdinfo_get(fd, "tick_ns") < 0;
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+		ret = raw_op1(fd, TWHEEL_OP_ADD, id, 2 * NSEC_PER_MSEC);
+		if (ret != -EBADF)
+			return not_usable(fd, "ADD on a read-only wheel", ret);
+		if (fdinfo_get(fd, "tick_ns") >= 0)
+			return not_usable(fd, "read-only wheel set up", 0);
+		return 1;
+	}
+	tick = fdinfo_get(fd, "tick_ns");
+	if (tick < 0)
+		return not_usable(fd, "no tick_ns in fdinfo", tick);
 	raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX);
+	/*
+	 * The storm may have set this wheel up with a tick of up to an hour:
+	 * then the id's expiry may be a tick away, and being live must do. A
+	 * wheel opened write-only cannot be read: being live must do too.
+	 * Such an id gets a timeout of a minute (the longest one at the
+	 * smallest tick is 429 s): a 2 ms one may pass on a slow machine
+	 * before the CANCEL that checks it is live.
+	 */
+	if ((unsigned long long)tick > 1000 * NSEC_PER_MSEC ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
+		ret = raw_op1(fd, TWHEEL_OP_ADD, id, 60 * NSEC_PER_SEC);
+		if (ret == -ENOSPC)
+			return 1;	/* a full old wheel of huge timeouts is fine */
+		if (ret)
+			return not_usable(fd, "ADD", ret);
+		ret = raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX);
+		return ret ? not_usable(fd, "CANCEL of the id just added", ret) : 1;
+	}
 	/* Drain what is already queued, then our own event must come. */
 	while (read(fd, &ev, sizeof(ev)) > 0)
 		;
 	ret = raw_op1(fd, TWHEEL_OP_ADD, id, 2 * NSEC_PER_MSEC);
 	if (ret == -ENOSPC)
-		return 1;	/* a full old wheel of huge timeouts is fine */
+		return 1;
 	if (ret)
-		return 0;
-	/*
-	 * The storm may have set this wheel up with a tick of up to an hour:
-	 * then the id's expiry is a tick away, and being live must do. A
-	 * wheel opened write-only cannot be read: being live must do too.
-	 */
-	tick = fdinfo_get(fd, "tick_ns");
-	if (tick < 0)
-		return 0;
-	if ((unsigned long long)tick > 1000 * NSEC_PER_MSEC ||
-	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
-		return raw_op1(fd, TWHEEL_OP_CANCEL, id, UINT64_MAX) == 0;
+		return not_usable(fd, "ADD", ret);
+	wait_ms = 5000 + (int)(2 * (unsigned long long)tick / NSEC_PER_MSEC);
 	for (;;) {
-		if (poll(&p, 1, 5000 + (int)(2 * (unsigned long long)tick / NSEC_PER_MSEC)) != 1)
-			return 0;
-		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
-			return 0;
+		t0 = mono_ns();
+		ret = poll(&p, 1, wait_ms);
+		if (ret != 1)
+			return not_usable(fd, ret ? "poll" : "no event in the wait",
+					ret ? -errno : (long long)(mono_ns() - t0));
+		ret = read(fd, &ev, sizeof(ev));
+		if (ret != sizeof(ev))
+			return not_usable(fd, "read", ret < 0 ? -errno : ret);
 		if (ev.id == id)
 			return 1;
 	}
