@@ -17,6 +17,13 @@
 # test reboots its systems); without it QEMU ends when the guest
 # reboots or powers off. The QEMU-ARGs (consoles, disks, plugins) go
 # last. No display, no monitor.
+#
+# TWHEEL_TCG_THREAD=single runs every vCPU on one host thread (QEMU's
+# -accel tcg,thread=single; unset, QEMU's choice: one thread per vCPU,
+# or one under --icount). A JVM crashes in its compiled code under one
+# thread per vCPU (SIGSEGV or SIGILL in JIT code; most likely code it
+# patches on one vCPU while another runs it) and not under one thread:
+# the scenario benchmark's Java ways need single.
 set -eu
 
 accel=${TWHEEL_ACCEL:-tcg}
@@ -43,6 +50,11 @@ done
 case $accel in
 tcg)
 	cpu=qemu64
+	case ${TWHEEL_TCG_THREAD:-} in
+	'') ;;	# QEMU's choice: multi, single under -icount
+	multi|single) accel="tcg,thread=$TWHEEL_TCG_THREAD" ;;
+	*) die "TWHEEL_TCG_THREAD must be multi or single" ;;
+	esac
 	# Under TCG the guest's TSC is the host's (or icount): right, but a
 	# loaded host stalls a vCPU between the watchdog's HPET and TSC
 	# reads, the watchdog marks the TSC unstable some 30 s in, and the
