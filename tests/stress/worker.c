@@ -258,6 +258,27 @@ static int child_do(int op, uint64_t id, uint64_t timeout_ns)
 	return r;
 }
 
+/*
+ * A worker reaches the root cgroup a moment before it marks its wheels
+ * orphaned, and only a call into a wheel marked so takes it back: call
+ * until one does, rather than once.
+ */
+static bool query_takes_wheels(int unused)
+{
+	(void)unused;
+	child_do(C_QUERY, 1, 0);
+	return group_has_worker(0);
+}
+
+/* The same for the wheel held by this process, in @held_fd. */
+static int held_fd = -1;
+
+static bool query_until_gone(int pid)
+{
+	twheel_query(held_fd, 0, NULL, NULL);
+	return worker_gone(pid);
+}
+
 /* Fork the child: into G, two wheels set up there. 0 or -errno. */
 static int child_start(int sock)
 {
@@ -368,7 +389,7 @@ static bool read_back(int fd, struct expect *ex, int nex)
 
 int main(void)
 {
-	int sv[2], w1 = 0, w2 = 0, w3 = 0, n, ok, held_fd = -1, in_cgroup, orphans = 1, stop;
+	int sv[2], w1 = 0, w2 = 0, w3 = 0, n, ok, in_cgroup, orphans = 1, stop;
 	struct expect ex[3];
 	char buf[256];
 
@@ -428,8 +449,7 @@ int main(void)
 			 w1, child_fdinfo("events_waiting"));
 	orphans &= ok;
 
-	child_do(C_QUERY, 1, 0);
-	ok = wait_for(group_has_worker, 0) && workers_in_group(&w2) == 1 && w2 != w1 &&
+	ok = wait_for(query_takes_wheels, 0) && workers_in_group(&w2) == 1 && w2 != w1 &&
 	     wait_for(worker_gone, w1);
 	ksft_test_result(ok, "the child's next ioctls take its wheels into worker %d in its cgroup; %d, left with none, stops\n",
 			 w2, w1);
@@ -441,8 +461,7 @@ int main(void)
 	ok = wait_for(worker_in_root, w2) && !write_file(buf, "1") && wait_for(group_frozen, 1);
 	write_file(buf, "0");
 	ok &= wait_for(group_frozen, 0);
-	child_do(C_QUERY, 1, 0);
-	ok &= wait_for(group_has_worker, 0) && workers_in_group(&w3) == 1 && w3 != w2 &&
+	ok &= wait_for(query_takes_wheels, 0) && workers_in_group(&w3) == 1 && w3 != w2 &&
 	      wait_for(worker_gone, w2);
 	ksft_test_result(ok, "with worker %d signalled to the root cgroup, cgroup.freeze completes; after the thaw calls bring the wheels back (%d)\n",
 			 w2, w3);
@@ -466,7 +485,7 @@ int main(void)
 	stop = ok;
 
 	fcntl(held_fd, F_SETFL, O_NONBLOCK);
-	ok = read_back(held_fd, ex, 3) && wait_for(worker_gone, w3);
+	ok = read_back(held_fd, ex, 3) && wait_for(query_until_gone, w3);
 	ksft_test_result(ok, "its new holder reads every id once, none early (%d + %d + %d of 1 + %d + %d), and takes the wheel: worker %d stops\n",
 			 ex[0].read, ex[1].read, ex[2].read, IDS, IDS, w3);
 	stop &= ok;
