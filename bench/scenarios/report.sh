@@ -13,14 +13,21 @@
 #
 # HOST_NOTES: a file of lines about the host during the run (its load,
 # how long the run took), written into the document as they are.
+#
+# A second run of some ways only (the JVM's under one TCG thread, say:
+# bench/scenarios/README.md) gets a document of its own, its rows
+# compared with each other only: REPORT_DOC, REPORT_DATA and
+# REPORT_TEMPLATE name its document, data file and template, and
+# REPORT_HEADLINE=0 leaves the READMEs' headline to the full run.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 results=$1
 notes=${2:-}
-data=$top/docs/data/scenarios.txt
-doc=$top/docs/bench-scenarios.md
+data=${REPORT_DATA:-$top/docs/data/scenarios.txt}
+doc=${REPORT_DOC:-$top/docs/bench-scenarios.md}
+template=${REPORT_TEMPLATE:-$here/doc.md.in}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -139,6 +146,7 @@ END {
 	}
 }' "$data" >"$tmp/headline-all"
 # bench/scenarios/README.md and the main README carry it, between their markers.
+[ "${REPORT_HEADLINE:-1}" = 0 ] ||
 for readme in "$here/README.md" "$top/README.md"; do
 	grep -qx '<!-- headline start -->' "$readme" || {
 		echo "report.sh: no headline markers in $readme" >&2
@@ -175,6 +183,6 @@ fill() {
 			fill "headline-${t%@}" ;;
 		*) printf "%s\n" "${line//@SECONDS@/$seconds}" ;;
 		esac
-	done <"$here/doc.md.in"
+	done <"$template"
 } >"$doc"
 echo "report.sh: wrote $doc and $data"
