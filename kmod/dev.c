@@ -122,6 +122,8 @@ static int twheel_dev_open(struct inode *inode, struct file *file)
 	tw_init(&ctx->wheel, 0, &key);
 	memzero_explicit(&key, sizeof(key));
 	file->private_data = ctx;
+	/* read_iter never sleeps under IOCB_NOWAIT: io_uring may read inline. */
+	file->f_mode |= FMODE_NOWAIT;
 	return stream_open(inode, file);
 }
 
@@ -543,7 +545,7 @@ static const struct file_operations twheel_fops = {
 	.owner		= THIS_MODULE,
 	.open		= twheel_dev_open,
 	.release	= twheel_release,
-	.read		= twheel_read,
+	.read_iter	= twheel_read_iter,
 	.poll		= twheel_poll,
 	.mmap		= twheel_mmap,
 	.unlocked_ioctl	= twheel_ioctl,

@@ -13,10 +13,11 @@
  *    (twheel_index_prepare()).
  *  - ctx->read_lock (mutex) serialises readers, so that events copied to
  *    one reader are taken off the list by that reader only. It nests
- *    outside ctx->lock and is held across copy_to_user(); ctx->lock never
- *    is. Since a copy may take as long as the reader's memory makes it,
- *    O_NONBLOCK readers only try it (EAGAIN if taken) and others wait
- *    for it interruptibly, restartably.
+ *    outside ctx->lock and is held across the copy to user memory;
+ *    ctx->lock never is. Since a copy may take as long as the reader's
+ *    memory makes it, readers that must not sleep (O_NONBLOCK,
+ *    IOCB_NOWAIT) only try it (EAGAIN if taken) and others wait for it
+ *    interruptibly, restartably.
  *  - Fields marked "published" are written under ctx->lock with
  *    WRITE_ONCE() and read without it (poll, readers deciding whether to
  *    sleep, fdinfo).

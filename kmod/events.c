@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The events side of a wheel, part of the device layer: read(2) copies
- * the oldest expired entries out as struct twheel_event records and
- * frees them, poll(2) says whether any wait, and the expiry job
- * (clock.c) wakes both. Readers are serialised by ctx->read_lock, held
- * across the copy to user memory (see "Locking" in dev.h), so that the
- * events one reader copied are taken off the list by that reader only.
+ * The events side of a wheel, part of the device layer: read(2),
+ * readv(2) and io_uring's reads (read_iter) copy the oldest expired
+ * entries out as struct twheel_event records and free them, poll(2)
+ * says whether any wait, and the expiry job (clock.c) wakes both.
+ * Readers are serialised by ctx->read_lock, held across the copy to user
+ * memory (see "Locking" in dev.h), so that the events one reader copied
+ * are taken off the list by that reader only.
  */
 #include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <linux/wait.h>
 
 #include <linux/twheel.h>
@@ -66,11 +68,21 @@ static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
 	twheel_uncharge(ctx->user, n);
 }
 
-ssize_t twheel_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+/*
+ * A read that must not sleep (O_NONBLOCK, or IOCB_NOWAIT: io_uring's
+ * inline attempt, preadv2's RWF_NOWAIT) answers EAGAIN instead of waiting
+ * for events or for another reader, so that io_uring waits for EPOLLIN
+ * and retries rather than handing the read to a worker thread; the only
+ * wait left on that path is for ctx->lock, never held across a user copy
+ * or an allocation.
+ */
+ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
+	struct file *file = iocb->ki_filp;
 	struct twheel_ctx *ctx = file->private_data;
 	struct twheel_event ev[TWHEEL_READ_CHUNK];
-	size_t max = count / sizeof(*ev), done = 0;
+	size_t max = iov_iter_count(to) / sizeof(*ev), done = 0;
+	bool nowait = file->f_flags & O_NONBLOCK || iocb->ki_flags & IOCB_NOWAIT;
 	ssize_t ret;
 
 	if (!max)
@@ -81,7 +93,7 @@ ssize_t twheel_read(struct file *file, char __user *buf, size_t count, loff_t *p
 
 	for (;;) {
 		if (!READ_ONCE(ctx->events_waiting)) {
-			if (file->f_flags & O_NONBLOCK)
+			if (nowait)
 				return -EAGAIN;
 			ret = wait_event_interruptible(ctx->wqh,
 						       READ_ONCE(ctx->events_waiting));
@@ -95,7 +107,7 @@ ssize_t twheel_read(struct file *file, char __user *buf, size_t count, loff_t *p
 		 * it, and a wait for it is restarted after a signal, as the
 		 * wait for events is.
 		 */
-		if (file->f_flags & O_NONBLOCK) {
+		if (nowait) {
 			if (!mutex_trylock(&ctx->read_lock))
 				return -EAGAIN;
 		} else if (mutex_lock_interruptible(&ctx->read_lock)) {
@@ -115,7 +127,7 @@ ssize_t twheel_read(struct file *file, char __user *buf, size_t count, loff_t *p
 
 		if (!n)
 			break;
-		left = copy_to_user(buf + done * sizeof(*ev), ev, n * sizeof(*ev));
+		left = n * sizeof(*ev) - copy_to_iter(ev, n * sizeof(*ev), to);
 		/*
 		 * On a fault, the records copied whole are delivered; the rest,
 		 * the one cut by the fault included, stay queued.

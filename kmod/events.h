@@ -12,15 +12,14 @@
 struct twheel_ctx;
 
 /**
- * twheel_read() - the file's read(2): deliver and free the oldest events
- * @file:	a /dev/twheel file.
- * @buf:	room for struct twheel_event records.
- * @count:	its size in bytes.
- * @ppos:	unused: the file is a stream.
+ * twheel_read_iter() - the file's read_iter: deliver and free the oldest events
+ * @iocb:	the read of a /dev/twheel file; IOCB_NOWAIT (or O_NONBLOCK)
+ *		makes it answer -EAGAIN rather than wait.
+ * @to:		room for struct twheel_event records.
  *
  * Return: the bytes of the records delivered, or -errno.
  */
-ssize_t twheel_read(struct file *file, char __user *buf, size_t count, loff_t *ppos);
+ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to);
 
 /**
  * twheel_poll() - the file's poll(2): readable while events wait

@@ -210,11 +210,18 @@ struct twheel_batch_args {
  *		cgroups of the wheel's setup) waits for a busy CPU or for its
  *		cgroup's cpu.max; the deadline itself is never early.
  *
- * read(2) returns whole records only, in deadline order (ids with the
- * same deadline in unspecified order); a buffer smaller than one record
- * fails with EINVAL. Without O_NONBLOCK it blocks until at least one
- * event waits and no other read(2) of the wheel is copying out (readers
- * take turns); with it, it never waits for either: EAGAIN. A signal
+ * read(2) (and readv(2), and reads submitted through io_uring) returns
+ * whole records only, in deadline order (ids with the same deadline in
+ * unspecified order); a buffer smaller than one record fails with
+ * EINVAL. Without O_NONBLOCK it blocks until at least one event waits
+ * and no other read(2) of the wheel is copying out (readers take
+ * turns); with it, or with RWF_NOWAIT, it never waits for either:
+ * EAGAIN. io_uring's reads need no worker thread: the device answers
+ * its non-blocking attempt EAGAIN and io_uring waits for EPOLLIN, so
+ * IORING_OP_READ completes when events come, and
+ * IORING_OP_READ_MULTISHOT (kernels 6.7 and later, with provided
+ * buffers of at least one record each) completes once per batch of
+ * events for as long as it stays armed. A signal
  * during the wait restarts it under SA_RESTART, else fails it with
  * EINTR; one that arrives while a large read is copying ends it with
  * the records read so far. If the buffer
