@@ -63,4 +63,58 @@ static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 }
 #endif
 
+/*
+ * Ring commands: file_operations->uring_cmd and struct io_uring_cmd, since
+ * 5.19. Where they exist, TWHEEL_URING_CMD is defined, uring.c builds its
+ * handler and twheel_uring_cmd_fop() names it in the file_operations;
+ * elsewhere neither the field nor the opcode exists (-EINVAL to the SQE).
+ * What the handler needs of them, across the versions:
+ *  - the SQE's command area: ioucmd->cmd until 6.4; ioucmd->sqe and
+ *    io_uring_sqe_cmd(sqe) since 6.5; io_uring_sqe_cmd(sqe, type), a
+ *    macro that checks the type fits, in the 7.x kernels;
+ *  - the header: <linux/io_uring.h> until 6.7, <linux/io_uring/cmd.h>
+ *    since 6.8;
+ *  - the SQE's uring_cmd_flags, as ioucmd->flags since 6.1, which added
+ *    the first of them, IORING_URING_CMD_FIXED (a pad field before); the
+ *    uapi names the ones userspace may set IORING_URING_CMD_MASK since
+ *    it has more than one. Both tested by their uapi macros.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 19, 0)
+#define TWHEEL_URING_CMD
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+#include <linux/twheel.h>
+
+#define twheel_uring_cmd_fop(fn)	.uring_cmd = (fn),
+
+static inline const struct twheel_uring_cmd *
+twheel_uring_cmd_area(const struct io_uring_cmd *ioucmd)
+{
+#if defined(io_uring_sqe_cmd)
+	return io_uring_sqe_cmd(ioucmd->sqe, struct twheel_uring_cmd);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return io_uring_sqe_cmd(ioucmd->sqe);
+#else
+	return ioucmd->cmd;
+#endif
+}
+
+/* The uring_cmd_flags userspace set in the SQE (io_uring checked them). */
+static inline u32 twheel_uring_cmd_flags(const struct io_uring_cmd *ioucmd)
+{
+#if defined(IORING_URING_CMD_MASK)
+	return ioucmd->flags & IORING_URING_CMD_MASK;
+#elif defined(IORING_URING_CMD_FIXED)
+	return ioucmd->flags & IORING_URING_CMD_FIXED;
+#else
+	return 0;
+#endif
+}
+#else
+#define twheel_uring_cmd_fop(fn)
+#endif
+
 #endif /* TWHEEL_COMPAT_H */

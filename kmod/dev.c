@@ -49,6 +49,7 @@
 #include "events.h"
 #include "ops.h"
 #include "touch.h"
+#include "uring.h"
 #include "wheel.h"
 #include "worker.h"
 
@@ -454,11 +455,14 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
  * count as writing whatever their ops are: a read-only descriptor can
  * never set its wheel up, so there is no read-only wheel to query. DUMP,
  * read(2), poll(2), mmap(2) and fdinfo only read.
+ *
+ * Every command, from ioctl(2) or as an io_uring command (uring.c), comes
+ * in here: one entry, so that both validate and apply alike. Process
+ * context, in the caller's mm.
  */
-static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
 {
 	struct twheel_ctx *ctx = file->private_data;
-	void __user *uarg = (void __user *)arg;
 	bool writer = file->f_mode & FMODE_WRITE;
 
 	twheel_job_adopt(&ctx->job, ctx->user);
@@ -493,6 +497,11 @@ static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		/* The VFS answers ENOTTY for it, as for every driver. */
 		return -ENOIOCTLCMD;
 	}
+}
+
+static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return twheel_command(file, cmd, (void __user *)arg);
 }
 
 static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
@@ -550,6 +559,7 @@ static const struct file_operations twheel_fops = {
 	.mmap		= twheel_mmap,
 	.unlocked_ioctl	= twheel_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	twheel_uring_cmd_fop(twheel_uring_cmd)
 #ifdef CONFIG_PROC_FS
 	.show_fdinfo	= twheel_show_fdinfo,
 #endif

@@ -143,4 +143,11 @@ void twheel_free_entry(struct twheel_ctx *ctx, struct tw_entry *e);
 int twheel_dev_init(void);
 void twheel_dev_exit(void);
 
+/*
+ * Command @cmd (a TWHEEL_IOC_*) on the wheel of @file with the argument
+ * at @uarg: what ioctl(2) returns, but -ENOIOCTLCMD for a command it
+ * does not know. Process context, in the caller's mm (uring.c's too).
+ */
+long twheel_command(struct file *file, unsigned int cmd, void __user *uarg);
+
 #endif /* TWHEEL_DEV_H */

@@ -10,7 +10,9 @@
  * in deadline order. poll/epoll report EPOLLIN while events wait.
  * TWHEEL_IOC_DUMP lists the live ids; a wheel set up with a touch table
  * (see "Touch table" below) is refreshed by plain stores into memory
- * mapped from its fd.
+ * mapped from its fd. Every command can also be submitted through
+ * io_uring (see "Ring commands"), and io_uring reads the events without a
+ * worker thread.
  *
  * Rules for every command:
  *  - All times are nanoseconds on the wheel's clock (the clockid given at
@@ -383,6 +385,44 @@ struct twheel_dump_args {
  * slot holds then, whatever it is, so a slot reused for a new id does not
  * pass on the old id's stamp. The kernel never writes to the table.
  */
+
+/*
+ * Ring commands.
+ *
+ * On kernels that have io_uring commands (5.19 and later), every
+ * TWHEEL_IOC_* command can be submitted through io_uring, as an
+ * IORING_OP_URING_CMD SQE on the wheel's fd with the command's number
+ * (TWHEEL_IOC_OP, TWHEEL_IOC_BATCH, TWHEEL_IOC_REFRESH, ...) as cmd_op
+ * and a struct twheel_uring_cmd in the SQE's command area (sqe->cmd, the
+ * 16 bytes of a plain SQE: no IORING_SETUP_SQE128 needed). It is the
+ * ioctl: the same validation, the same effects on the memory @arg points
+ * to (an op's out fields, a batch's results, a REFRESH's failures), and
+ * the CQE's res is what the ioctl would return (0, a count, or -errno).
+ * That memory must stay valid until the CQE arrives. Most commands run
+ * inline, in the submitting task (or the SQPOLL thread), as the ioctl
+ * runs in its caller: a huge batch keeps the submission as long as the
+ * ioctl would keep its caller (IOSQE_ASYNC hands it to an io-wq worker
+ * instead). TWHEEL_IOC_SETUP always runs from an io-wq worker. Kernels
+ * before 5.19 have no IORING_OP_URING_CMD and complete the SQE with
+ * -EINVAL, as for any opcode they do not know (io_uring's probe,
+ * IORING_REGISTER_PROBE, tells beforehand).
+ */
+
+/**
+ * struct twheel_uring_cmd - the command area of a ring command's SQE
+ * @arg:	the ioctl's argument: a user pointer to its struct.
+ * @pad:	must be 0 (else the CQE's res is -EINVAL), as must the SQE's
+ *		uring_cmd_flags (no registered buffers, no multishot).
+ *
+ * A pointer rather than the argument itself: the results go back to user
+ * memory anyway (a CQE carries 32 bits), a struct twheel_op would not fit
+ * the 16 bytes without SQE128 for every SQE of the ring, and the command
+ * reads the same memory through the same code as the ioctl.
+ */
+struct twheel_uring_cmd {
+	__u64 arg;
+	__u64 pad;
+};
 
 #define TWHEEL_IOC_MAGIC	0xF7
 
