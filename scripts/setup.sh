@@ -37,8 +37,10 @@ packages() {
 		# host tests, and the module for the kernels built on the host;
 		# libelf1 for Debian's prebuilt objtool in those kernels' kbuild;
 		# sparse for `make C=2` of those builds; rsync, with which the
-		# kselftest framework's `make install` copies the selftests.
-		echo build-essential libelf1 sparse rsync ;;
+		# kselftest framework's `make install` copies the selftests;
+		# liburing-dev for the programs that drive the device through
+		# io_uring (selftests/uring_test, tests/lib), linked statically.
+		echo build-essential libelf1 sparse rsync liburing-dev ;;
 	vm)
 		# The test VM and its initramfs (vm/run.sh); vm/fetch-kernels.sh,
 		# vm/chroot.sh and vm/langroot.sh: Debian's signing keys for the
