@@ -7,14 +7,18 @@
  * what it leaves alone on error; the checks made before any system call
  * (twheel_open()'s flags, twheel_setup()'s clock, twheel_touch_map()'s
  * slots and clock); twheel_now(); the prep helpers; the dump loop to
- * TWHEEL_DUMP_END; twheel_touch() and twheel_touch_at(). What the kernel
+ * TWHEEL_DUMP_END; twheel_touch() and twheel_touch_at(); the io_uring SQE
+ * helpers of <twheel_uring.h>, filled and submitted. What the kernel
  * answers is the selftests' business (selftests/), here only that the
  * library hands it on.
  */
 #include <sys/mman.h>
+#include <sys/utsname.h>
+#include <liburing.h>
 
 #include "twheel_test.h"
 #include "kselftest_harness.h"
+#include "twheel_uring.h"
 
 #define TICK_NS		(2 * NSEC_PER_MSEC)
 #define DFLT_NS		(20 * NSEC_PER_SEC)
@@ -610,6 +614,116 @@ TEST(prep_at_and_bind_fill_ops)
 	twheel_prep_bind(&op, TWHEEL_SLOT_NONE);
 	EXPECT_EQ(TWHEEL_OPF_TIMEOUT | TWHEEL_OPF_TOUCH, op.flags);
 	EXPECT_EQ(TWHEEL_SLOT_NONE, op.slot);
+}
+
+/* ---- <twheel_uring.h> ---- */
+
+TEST(uring_prep_fills_the_sqe_and_nothing_else)
+{
+	struct twheel_batch_args args;
+	struct twheel_uring_cmd area;
+	struct io_uring_sqe sqe, zero;
+
+	memset(&sqe, JUNK, sizeof(sqe));
+	twheel_prep_uring_batch(&sqe, 7, &args);
+	memcpy(&area, sqe.cmd, sizeof(area));
+	EXPECT_EQ(IORING_OP_URING_CMD, sqe.opcode);
+	EXPECT_EQ(7, sqe.fd);
+	EXPECT_EQ(TWHEEL_IOC_BATCH, sqe.cmd_op);
+	EXPECT_EQ((uintptr_t)&args, area.arg);
+	EXPECT_EQ(0, area.pad);
+	/* Every other byte of the 64 is 0: flags, user_data, the rest. */
+	sqe.opcode = 0;
+	sqe.fd = 0;
+	sqe.cmd_op = 0;
+	memset(sqe.cmd, 0, sizeof(area));
+	memset(&zero, 0, sizeof(zero));
+	EXPECT_EQ(0, memcmp(&sqe, &zero, sizeof(sqe)));
+}
+
+/* Submit the one SQE filled and wait for its CQE: its res, or the ring's -errno. */
+static int ring_one(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	ret = io_uring_submit(ring);
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	ret = io_uring_wait_cqe(ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return ret;
+}
+
+/* An SQE of a ring the tests never fill. */
+static struct io_uring_sqe *sqe_of(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		abort();
+	return sqe;
+}
+
+/* Kernels with ring commands, 5.19 and later. */
+static bool has_ring_commands(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	       (major > 5 || (major == 5 && minor >= 19));
+}
+
+TEST_F(wheel, uring_prep_op_batch_refresh_complete_as_the_library_calls)
+{
+	uint64_t ids[2] = { 41, 42 }, failed[2];
+	struct twheel_refresh_args rargs = {
+		.ids = (uintptr_t)ids, .failed = (uintptr_t)failed, .count = 2,
+		.flags = TWHEEL_OPF_TIMEOUT, .timeout_ns = 5 * NSEC_PER_SEC,
+	};
+	struct twheel_batch_args bargs;
+	struct twheel_op op, ops[2];
+	struct io_uring ring;
+	int ret;
+
+	ret = io_uring_queue_init(4, &ring, 0);
+	if (ret)
+		SKIP(return, "no io_uring: %s", strerror(-ret));
+	if (!has_ring_commands()) {
+		twheel_prep_add(&op, 40, 5 * NSEC_PER_SEC);
+		twheel_prep_uring_op(sqe_of(&ring), self->fd, &op);
+		EXPECT_EQ(-EINVAL, ring_one(&ring));
+		io_uring_queue_exit(&ring);
+		SKIP(return, "ring commands need 5.19; this kernel fails them with EINVAL");
+	}
+	twheel_prep_add(&op, 40, 5 * NSEC_PER_SEC);
+	twheel_prep_uring_op(sqe_of(&ring), self->fd, &op);
+	EXPECT_EQ(0, ring_one(&ring));
+	EXPECT_EQ(0, op.result);
+	EXPECT_NE(0, op.deadline_ns);
+	twheel_prep_add(&op, 40, 5 * NSEC_PER_SEC);
+	twheel_prep_uring_op(sqe_of(&ring), self->fd, &op);
+	EXPECT_EQ(-EEXIST, ring_one(&ring));
+	EXPECT_EQ(-EEXIST, op.result);
+
+	twheel_prep_add(&ops[0], 41, 5 * NSEC_PER_SEC);
+	twheel_prep_query(&ops[1], 40);
+	bargs = (struct twheel_batch_args){ .ops = (uintptr_t)ops, .count = 2 };
+	twheel_prep_uring_batch(sqe_of(&ring), self->fd, &bargs);
+	EXPECT_EQ(2, ring_one(&ring));
+	EXPECT_EQ(0, ops[0].result);
+	EXPECT_EQ(0, ops[1].result);
+
+	/* 41 is live, 42 is not: one failure, 42, as twheel_refresh_ids() says. */
+	twheel_prep_uring_refresh(sqe_of(&ring), self->fd, &rargs);
+	EXPECT_EQ(2, ring_one(&ring));
+	EXPECT_EQ(1, rargs.nr_failed);
+	EXPECT_EQ(42, failed[0]);
+	io_uring_queue_exit(&ring);
 }
 
 TEST_HARNESS_MAIN
