@@ -44,7 +44,9 @@
 #     "binding: lang=L kernel=K passed=N failed=N" per binding) are
 #     repeated, the binding lines again at the end, and one line
 #       kselftest-runner: kernel=NAME passed=N failed=N
-#     counts the tests run by the kselftest runner.
+#     counts the tests run by the kselftest runner, and uring_test's
+#       uring: kernel=NAME reads=N iou_wrk_threads=N cmds=N
+#     says what went through io_uring there (repeated at the end).
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no"; then
 #     selftests/ copied into that tree as
@@ -92,7 +94,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-rm -f "$out/binding-lines"
+rm -f "$out/binding-lines" "$out/uring-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -184,7 +186,8 @@ stage_done
 # in_tree_kselftest TREE: selftests/ dropped into the kernel tree TREE
 # (the debug kernel's, in the sid chroot, with twheel's uapi header in
 # it) as tools/testing/selftests/drivers/twheel and built there as in any
-# kernel tree: `make headers` for usr/include, then the kselftest
+# kernel tree (liburing-dev, which uring_test links, installed in the
+# chroot first): `make headers` for usr/include, then the kselftest
 # Makefile, with the compiler the kernel was built with (as CC and
 # HOSTCC: the sid chroot has no plain gcc, and kbuild rebuilds a host
 # tool whose command changed). It holds the tree's lock, so that no
@@ -200,6 +203,7 @@ in_tree_kselftest() {
 	(
 		flock 9
 		rm -rf "$dst" && mkdir -p "$dst" && cp -a "$top/selftests/." "$dst/" &&
+			"$top/vm/chroot.sh" install liburing-dev &&
 			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside" CC="$cc" HOSTCC="$cc" headers &&
 			"$top/vm/chroot.sh" run nice -n 10 make -C "$inside/tools/testing/selftests" \
 				TARGETS=drivers/twheel CC="$cc" clean all
@@ -505,6 +509,12 @@ kselftest_results() {
 	done <"$ksft/kselftest-list.txt"
 	kselftest_lines+=("kselftest-runner: kernel=$k passed=$((passed - p0)) failed=$((failed - f0))")
 	echo "${kselftest_lines[-1]}"
+	# uring_test's summary (the reads and ring commands that completed,
+	# the io-wq workers seen), repeated at the end per kernel.
+	[ -f "$dir/uring_test.log" ] &&
+		sed -n "s/^# \(uring: \)kernel=[^ ]*/\1kernel=$k/p" "$dir/uring_test.log" |
+		tee -a "$out/uring-lines"
+	return 0
 }
 kselftest_lines=()
 
@@ -755,6 +765,7 @@ printf '%s\n' "${kernel_lines[@]}"
 printf '%s\n' ${kselftest_lines[@]+"${kselftest_lines[@]}"}
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
+[ -s "$out/uring-lines" ] && cat "$out/uring-lines"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"

@@ -24,8 +24,9 @@ mirror=${TWHEEL_MIRROR:-http://deb.debian.org/debian}
 root=$cache/chroot/sid
 # What the chroot itself needs: make for kbuild, sparse for C=1, and
 # what `make bzImage modules` of the debug kernel needs besides the
-# compiler that Debian's 7.x headers pull in (gcc-N-for-host).
-base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-utils
+# compiler that Debian's 7.x headers pull in (gcc-N-for-host); liburing-dev
+# for the selftests built in the debug kernel's tree (scripts/check.sh).
+base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-utils,liburing-dev
 
 die() { echo "chroot.sh: $*" >&2; exit 1; }
 
