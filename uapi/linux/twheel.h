@@ -243,7 +243,9 @@ struct twheel_event {
  * @ids:	user pointer to @count ids.
  * @failed:	user pointer to room for @count ids, or 0. The ids that were
  *		not refreshed (not live; with TWHEEL_OPF_ADD_IF_ABSENT, not
- *		added: ENOSPC or ENOMEM) are written there, in order.
+ *		added: ENOSPC or ENOMEM) are written there, in order. The
+ *		room past them may be written too: each chunk's room is
+ *		written before the chunk is applied (see below).
  * @timeout_ns:	with TWHEEL_OPF_TIMEOUT, the timeout of every id; with
  *		TWHEEL_OPF_ABSTIME, their deadline (one further ahead than
  *		the wheel's max_timeout_ns fails the call with EINVAL before
