@@ -105,6 +105,14 @@ type rawDump struct {
 	flags   uint32         `uapi:"flags"`
 }
 
+// struct twheel_uring_cmd, the command area of an io_uring ring command.
+// The binding submits no ring commands; the layout is mirrored so that
+// the header check covers every struct of the uapi.
+type rawUringCmd struct {
+	_ uint64 `uapi:"arg"`
+	_ uint64 `uapi:"pad"`
+}
+
 // The commands, as <asm-generic/ioctl.h> encodes _IOW and _IOWR (the
 // architectures of ioc_generic.go).
 var (

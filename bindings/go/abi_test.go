@@ -72,6 +72,7 @@ var rawStructs = map[string]any{
 	"twheel_refresh_args": rawRefresh{},
 	"twheel_dump_entry":   rawDumpEntry{},
 	"twheel_dump_args":    rawDump{},
+	"twheel_uring_cmd":    rawUringCmd{},
 }
 
 func TestRawStructsMatchTheHeader(t *testing.T) {

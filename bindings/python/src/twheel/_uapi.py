@@ -132,9 +132,23 @@ class twheel_dump_args(ctypes.Structure):
     ]
 
 
+class twheel_uring_cmd(ctypes.Structure):
+    """The command area of an io_uring ring command.
+
+    The package submits no ring commands; the layout is mirrored so that
+    the header check covers every struct of the uapi.
+    """
+
+    _fields_ = [
+        ("arg", u64),
+        ("pad", u64),
+    ]
+
+
 STRUCTS: tuple[type[ctypes.Structure], ...] = (
     twheel_setup_args, twheel_op, twheel_batch_args, twheel_event,
     twheel_refresh_args, twheel_dump_entry, twheel_dump_args,
+    twheel_uring_cmd,
 )
 
 _CODES: dict[object, str] = {u64: "Q", u32: "I", s32: "i"}
