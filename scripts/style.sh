@@ -11,7 +11,9 @@
 #   kmod/compat.h  LINUX_VERSION_CODE, CONSTANT_COMPARISON: the one file
 #                  whose job is kernel-version checks, written as every
 #                  out-of-tree compat header writes them
-#                  (LINUX_VERSION_CODE < KERNEL_VERSION(x, y, z)).
+#                  (LINUX_VERSION_CODE < KERNEL_VERSION(x, y, z));
+#                  DEPRECATED_API: it supplies the new interface with the
+#                  old one on the kernels that lack the new.
 #   uapi/          BIT_MACRO: BIT() is kernel-internal and the uapi
 #                  header is included by userspace.
 #   kmod/wheel.[ch] BIT_MACRO: also compiled on the host for the core's
@@ -33,7 +35,7 @@ echo "# checkpatch.pl --strict of $(. "$cache/linux-source/env" && echo "$packag
 
 ignores() {
 	case $1 in
-	kmod/compat.h) echo LINUX_VERSION_CODE,CONSTANT_COMPARISON ;;
+	kmod/compat.h) echo LINUX_VERSION_CODE,CONSTANT_COMPARISON,DEPRECATED_API ;;
 	uapi/*|kmod/wheel.[ch]) echo BIT_MACRO ;;
 	kmod/trace.h) echo OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT ;;
 	lib/*) echo PREFER_KERNEL_TYPES ;;
