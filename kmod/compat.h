@@ -11,6 +11,7 @@
 #ifndef TWHEEL_COMPAT_H
 #define TWHEEL_COMPAT_H
 
+#include <linux/highmem.h>
 #include <linux/hrtimer.h>
 #include <linux/lockdep.h>
 #include <linux/mm.h>
@@ -48,6 +49,16 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
  */
 #ifndef lockdep_assert_not_held
 #define lockdep_assert_not_held(l)	((void)(l))
+#endif
+
+/*
+ * kmap_local_page(), kunmap_local(): since 5.11. Before, kmap_atomic()
+ * maps a page as locally, for as short a while, at the price of
+ * disabling preemption, which a read of one slot does not mind.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define kmap_local_page(page)	kmap_atomic(page)
+#define kunmap_local(addr)	kunmap_atomic((void *)(addr))
 #endif
 
 /* vm_flags_set(), vm_flags_clear(): since 6.3, when vm_flags became read-only. */

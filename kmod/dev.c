@@ -188,7 +188,8 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
-	if (args.flags & ~TWHEEL_SETUPF_TOUCH)
+	if (args.flags & ~(TWHEEL_SETUPF_TOUCH | TWHEEL_SETUPF_TOUCH_USER) ||
+	    (args.flags & TWHEEL_SETUPF_TOUCH && args.flags & TWHEEL_SETUPF_TOUCH_USER))
 		return -EINVAL;
 	if (args.clockid != CLOCK_MONOTONIC && args.clockid != CLOCK_BOOTTIME)
 		return -EINVAL;
@@ -203,7 +204,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	if (args.max_entries > max_entries)
 		return -EINVAL;
 	max_entries = args.max_entries ?: max_entries;
-	if (args.flags & TWHEEL_SETUPF_TOUCH) {
+	if (args.flags & (TWHEEL_SETUPF_TOUCH | TWHEEL_SETUPF_TOUCH_USER)) {
 		if (!args.touch_slots || args.touch_slots > TWHEEL_TOUCH_MAX_SLOTS ||
 		    args.touch_slots > max_entries)
 			return -EINVAL;
@@ -211,12 +212,21 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 		return -EINVAL;
 	}
 
-	/* Out of the lock: a table may be thousands of pages. */
+	/*
+	 * Out of the lock: a table may be thousands of pages. A registered
+	 * one gets its pages from REGISTER, and counts against the caps from
+	 * now on all the same.
+	 */
 	if (args.touch_slots) {
 		ret = twheel_charge(ctx->user, twheel_touch_charge(args.touch_slots));
 		if (ret)
 			return ret;
-		ret = twheel_touch_init(&touch, args.touch_slots);
+		if (args.flags & TWHEEL_SETUPF_TOUCH_USER) {
+			touch.slots = args.touch_slots;
+			touch.user = true;
+		} else {
+			ret = twheel_touch_init(&touch, args.touch_slots);
+		}
 		if (ret) {
 			twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
 			return ret;
@@ -252,6 +262,35 @@ out:
 		twheel_touch_free(&touch);
 		twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
 	}
+	return ret;
+}
+
+static long twheel_ioctl_touch_register(struct twheel_ctx *ctx,
+					struct twheel_touch_register_args __user *uargs)
+{
+	struct twheel_touch_register_args args;
+	struct twheel_touch_table pinned = {};
+	int ret = 0;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || !ctx->touch.user || args.slots != ctx->touch.slots)
+		return -EINVAL;
+	/* Spare a pin that would be undone; the lock decides below. */
+	if (twheel_touch_registered(&ctx->touch))
+		return -EBUSY;
+	/* Out of the lock: pinning faults the pages in, and may migrate them. */
+	ret = twheel_touch_pin(&pinned, args.addr, args.slots);
+	if (ret)
+		return ret;
+	mutex_lock(&ctx->lock);
+	if (ctx->touch.pages)
+		ret = -EBUSY;
+	else
+		twheel_touch_install(&ctx->touch, &pinned);
+	mutex_unlock(&ctx->lock);
+	if (pinned.pages)
+		twheel_touch_free(&pinned);
 	return ret;
 }
 
@@ -449,9 +488,10 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 }
 
 /*
- * The commands that may change the wheel (SETUP, OP, BATCH, REFRESH) need
- * a descriptor open for writing, as write(2) does: on one opened O_RDONLY
- * they fail with EBADF before anything else is looked at. OP and BATCH
+ * The commands that may change the wheel (SETUP, OP, BATCH, REFRESH,
+ * TOUCH_REGISTER) need a descriptor open for writing, as write(2) does:
+ * on one opened O_RDONLY they fail with EBADF before anything else is
+ * looked at. OP and BATCH
  * count as writing whatever their ops are: a read-only descriptor can
  * never set its wheel up, so there is no read-only wheel to query. DUMP,
  * read(2), poll(2), mmap(2) and fdinfo only read.
@@ -493,6 +533,12 @@ long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_refresh(ctx, uarg);
+	case TWHEEL_IOC_TOUCH_REGISTER:
+		if (!writer)
+			return -EBADF;
+		if (!twheel_ready(ctx))
+			return -EBADFD;
+		return twheel_ioctl_touch_register(ctx, uarg);
 	default:
 		/* The VFS answers ENOTTY for it, as for every driver. */
 		return -ENOIOCTLCMD;
@@ -510,7 +556,8 @@ static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!twheel_ready(ctx))
 		return -EBADFD;
-	if (!ctx->touch.slots)
+	/* A registered table is mapped already: it is the process's memory. */
+	if (!ctx->touch.slots || ctx->touch.user)
 		return -ENODEV;
 	return twheel_touch_mmap(&ctx->touch, vma);
 }
@@ -546,6 +593,9 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "lateness_last_ns:\t%llu\n", READ_ONCE(ctx->lateness_last_ns));
 	seq_printf(m, "lateness_max_ns:\t%llu\n", READ_ONCE(ctx->lateness_max_ns));
 	seq_printf(m, "touch_slots:\t%u\n", ctx->touch.slots);
+	seq_printf(m, "touch_user:\t%d\n", ctx->touch.user);
+	seq_printf(m, "touch_registered:\t%d\n",
+		   ctx->touch.user && twheel_touch_registered(&ctx->touch));
 	seq_printf(m, "touch_rearms:\t%llu\n", READ_ONCE(ctx->touch_rearms));
 }
 #endif

@@ -48,7 +48,9 @@ struct twheel_user;
  * @user:		whom the entries are charged to; fixed at open.
  * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
  * @is_setup:		set once by setup (release store, acquire loads);
- *			the fields up to @touch are fixed then.
+ *			the fields up to @touch are fixed then, but for
+ *			the pages of a registered table, set once later
+ *			(see struct twheel_touch_table).
  * @clockid:		CLOCK_MONOTONIC or CLOCK_BOOTTIME.
  * @tick_ns:		length of a tick.
  * @default_timeout_ns:	timeout of operations that carry none.

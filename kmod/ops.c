@@ -167,8 +167,11 @@ static int twheel_op_check(const struct twheel_ctx *ctx, const struct twheel_op 
 	if (op->flags & ~allowed)
 		return -EINVAL;
 	if (op->flags & TWHEEL_OPF_TOUCH) {
-		if (!ctx->touch.slots ||
-		    (op->slot >= ctx->touch.slots && op->slot != TWHEEL_SLOT_NONE))
+		if (!ctx->touch.slots)
+			return -EINVAL;
+		/* A registered table's slots exist once it is registered. */
+		if (op->slot != TWHEEL_SLOT_NONE &&
+		    (op->slot >= ctx->touch.slots || !twheel_touch_registered(&ctx->touch)))
 			return -EINVAL;
 	} else if (op->slot) {
 		return -EINVAL;

@@ -17,10 +17,23 @@
  * Lifetime: a mapping holds a reference to the file, so the table lives
  * until the last mapping and the last descriptor are gone; pages mapped
  * into a process hold their own reference as well.
+ *
+ * A registered table (TWHEEL_SETUPF_TOUCH_USER) is the process's own
+ * memory instead, anonymous, shared or a BPF array's, which a BPF program
+ * may stamp from the packet path. REGISTER pins its pages for as long as
+ * the wheel lives, as io_uring pins registered buffers (FOLL_LONGTERM,
+ * so that they are first moved out of movable memory; counted as locked
+ * memory of the caller's process, against its RLIMIT_MEMLOCK), and the
+ * kernel reads
+ * them as it reads its own: one load through a local mapping, never a
+ * fault, whatever the process does to its mapping afterwards. Their
+ * stamps are on the kernel's clock, which is what a BPF program reads.
  */
 #include <linux/gfp.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include <linux/twheel.h>
@@ -64,12 +77,102 @@ err_pages:
 	return -ENOMEM;
 }
 
+/*
+ * Count @n pinned pages as locked memory of the caller's process (VmLck),
+ * against its RLIMIT_MEMLOCK unless it may lock memory at will, as VFIO
+ * counts what it pins. Per process: the entry caps bound a user's tables
+ * across processes (TWHEEL_ENTRY_COST per entry a table's pages make).
+ */
+static int twheel_touch_account(struct twheel_touch_table *t, unsigned long n)
+{
+	int ret = account_locked_vm(current->mm, n, true);
+
+	if (ret)
+		return ret;
+	t->mm = current->mm;
+	mmgrab(t->mm);
+	return 0;
+}
+
+static void twheel_touch_unaccount(struct twheel_touch_table *t, unsigned long n)
+{
+	/*
+	 * A wheel may outlive the process that registered its table (passed
+	 * on, or released by the exit itself): an mm that has gone has no
+	 * count left to give back to, as VFIO finds.
+	 */
+	if (mmget_not_zero(t->mm)) {
+		account_locked_vm(t->mm, n, false);
+		mmput(t->mm);
+	}
+	mmdrop(t->mm);
+	t->mm = NULL;
+}
+
+int twheel_touch_pin(struct twheel_touch_table *t, u64 addr, u32 slots)
+{
+	unsigned int n = twheel_touch_pages(slots);
+	struct page **pages;
+	int ret, pinned;
+
+	if (!addr || !PAGE_ALIGNED(addr) || addr != (unsigned long)addr)
+		return -EINVAL;
+	ret = twheel_touch_account(t, n);
+	if (ret)
+		return ret;
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!pages) {
+		ret = -ENOMEM;
+		goto err_unaccount;
+	}
+	/*
+	 * Writable, though the kernel only reads: the process writes them,
+	 * and a private mapping must break its copy-on-write first, or the
+	 * kernel would go on reading a page the process no longer sees.
+	 */
+	pinned = pin_user_pages_fast(addr, n, FOLL_WRITE | FOLL_LONGTERM, pages);
+	if (pinned != n) {
+		if (pinned > 0)
+			unpin_user_pages(pages, pinned);
+		/* Short, unmapped, read-only, PFN or I/O memory: not a table. */
+		ret = pinned == -ENOMEM ? -ENOMEM : -EFAULT;
+		goto err_free;
+	}
+	t->pages = pages;
+	t->nr_pages = n;
+	t->slots = slots;
+	t->user = true;
+	return 0;
+
+err_free:
+	kvfree(pages);
+err_unaccount:
+	twheel_touch_unaccount(t, n);
+	return ret;
+}
+
+void twheel_touch_install(struct twheel_touch_table *t, struct twheel_touch_table *from)
+{
+	t->nr_pages = from->nr_pages;
+	t->mm = from->mm;
+	/* Last: lockless readers that see the pages see the rest. */
+	smp_store_release(&t->pages, from->pages);
+	*from = (struct twheel_touch_table){};
+}
+
 void twheel_touch_free(struct twheel_touch_table *t)
 {
 	unsigned int i;
 
-	for (i = 0; i < t->nr_pages; i++)
-		put_page(t->pages[i]);
+	if (t->user) {
+		if (t->pages) {
+			unpin_user_pages(t->pages, t->nr_pages);
+			twheel_touch_unaccount(t, t->nr_pages);
+		}
+	} else {
+		for (i = 0; i < t->nr_pages; i++)
+			put_page(t->pages[i]);
+	}
 	kvfree(t->pages);
 	t->pages = NULL;
 	t->nr_pages = 0;
@@ -78,10 +181,26 @@ void twheel_touch_free(struct twheel_touch_table *t)
 
 u64 twheel_touch_read(const struct twheel_touch_table *t, u32 slot)
 {
-	const u64 *page = page_address(t->pages[slot / TWHEEL_SLOTS_PER_PAGE]);
+	/* The module's pages are lowmem; a process's may be highmem. */
+	const u64 *page = kmap_local_page(t->pages[slot / TWHEEL_SLOTS_PER_PAGE]);
+	u64 stamp;
 
 	/* Userspace stores into it whenever it likes: one untorn load. */
-	return READ_ONCE(page[slot % TWHEEL_SLOTS_PER_PAGE]);
+	stamp = READ_ONCE(page[slot % TWHEEL_SLOTS_PER_PAGE]);
+	kunmap_local(page);
+	return stamp;
+}
+
+/*
+ * A slot's stamp as a time on the kernel's clock: the module's own table
+ * holds the users' times, a registered one the kernel's (a BPF program's
+ * bpf_ktime_get_ns()), whatever the time namespace.
+ */
+static u64 twheel_touch_stamp(const struct twheel_ctx *ctx, u32 slot)
+{
+	u64 stamp = twheel_touch_read(&ctx->touch, slot);
+
+	return ctx->touch.user ? stamp : twheel_from_user(ctx, stamp);
 }
 
 static vm_fault_t twheel_touch_fault(struct vm_fault *vmf)
@@ -130,7 +249,7 @@ void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
 	if (op->flags & TWHEEL_OPF_TOUCH) {
 		te->slot = op->slot;
 		if (op->slot != TWHEEL_SLOT_NONE)
-			te->seen = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, op->slot));
+			te->seen = twheel_touch_stamp(ctx, op->slot);
 	}
 }
 
@@ -147,7 +266,7 @@ bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *
 	lockdep_assert_held(&ctx->lock);
 	if (te->slot == TWHEEL_SLOT_NONE)
 		return false;
-	touched = twheel_from_user(ctx, twheel_touch_read(&ctx->touch, te->slot));
+	touched = twheel_touch_stamp(ctx, te->slot);
 	if (touched <= te->armed_ns || touched == te->seen)
 		return false;
 	te->seen = touched;

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A wheel's touch table: slots of u64 stamps in pages shared with the
- * process that maps them, and the entries bound to its slots, which a
- * touch re-arms. See touch.c and "Touch table" in the uapi.
+ * process, the module's own pages that it maps or the process's own
+ * pages that it registers, and the entries bound to its slots, which a
+ * touch re-arms. See touch.c, and "Touch table" and "Registered touch
+ * table" in the uapi.
  */
 #ifndef TWHEEL_TOUCH_H
 #define TWHEEL_TOUCH_H
 
+#include <asm/barrier.h>
 #include <linux/ktime.h>
 #include <linux/mm_types.h>
 #include <linux/types.h>
@@ -18,17 +21,26 @@ struct twheel_op;
 
 /**
  * struct twheel_touch_table - the table
- * @pages:	the table's pages, charged to the memory cgroup of setup's
- *		caller, NULL for a wheel without a table.
- * @nr_pages:	how many.
+ * @pages:	the table's pages: the module's own, allocated at setup and
+ *		charged to the memory cgroup of setup's caller; or, for a
+ *		registered table, the process's pages pinned by REGISTER,
+ *		NULL until then (set once, under ctx->lock, with a release
+ *		store: twheel_touch_registered() reads it without the lock).
+ *		NULL for a wheel without a table.
+ * @nr_pages:	how many; set with @pages.
  * @slots:	how many slots; 0 for a wheel without a table.
+ * @user:	the table is registered memory (TWHEEL_SETUPF_TOUCH_USER).
+ * @mm:		for a registered table, the mm whose locked_vm counts the
+ *		pinned pages; set with @pages.
  *
- * Fixed from setup to release.
+ * @slots and @user are fixed from setup to release, the rest once set.
  */
 struct twheel_touch_table {
 	struct page **pages;
 	unsigned int nr_pages;
 	u32 slots;
+	bool user;
+	struct mm_struct *mm;
 };
 
 /* Pages a table of @slots slots takes. */
@@ -36,11 +48,30 @@ unsigned int twheel_touch_pages(u32 slots);
 
 /* Allocate a zeroed table of @slots slots. Process context, may sleep. */
 int twheel_touch_init(struct twheel_touch_table *t, u32 slots);
-void twheel_touch_free(struct twheel_touch_table *t);
 
 /*
- * The stamp in slot @slot (< t->slots), as userspace last stored it:
- * any value. Never faults, never sleeps.
+ * Pin @slots slots of the caller's memory at @addr as a registered table
+ * in @t, accounted to the caller. Process context, in the caller's mm;
+ * may fault and sleep: never under ctx->lock.
+ */
+int twheel_touch_pin(struct twheel_touch_table *t, u64 addr, u32 slots);
+
+/* Move the pinned pages of @from into @t, which has none. Under ctx->lock. */
+void twheel_touch_install(struct twheel_touch_table *t, struct twheel_touch_table *from);
+
+/* Free a table, own or registered (unpinned and unaccounted). May sleep. */
+void twheel_touch_free(struct twheel_touch_table *t);
+
+/* The table has its pages: always for the module's own, once registered. */
+static inline bool twheel_touch_registered(const struct twheel_touch_table *t)
+{
+	/* Pairs with the release in twheel_touch_install(). */
+	return smp_load_acquire(&t->pages);
+}
+
+/*
+ * The stamp in slot @slot (< t->slots) of a table that has its pages, as
+ * userspace last stored it: any value. Never faults, never sleeps.
  */
 u64 twheel_touch_read(const struct twheel_touch_table *t, u32 slot);
 

@@ -12,10 +12,11 @@
  * the submitter's process (the submitter itself, its SQPOLL thread or an
  * io-wq worker), so the argument's user memory is the submitter's. The
  * first attempt, inline in the submission, carries IO_URING_F_NONBLOCK:
- * then SETUP (which allocates a touch table of up to 128 MiB) answers
- * -EAGAIN, and io_uring issues it again from an io-wq worker; every other
- * command runs inline as the ioctl would, waiting only for the wheel's
- * lock, which is never held across a user copy or an allocation.
+ * then SETUP (which allocates a touch table of up to 128 MiB) and
+ * TOUCH_REGISTER (which pins one) answer -EAGAIN, and io_uring issues
+ * them again from an io-wq worker; every other command runs inline as
+ * the ioctl would, waiting only for the wheel's lock, which is never held
+ * across a user copy or an allocation.
  *
  * Kernels without ->uring_cmd (before 5.19) build none of this: their
  * io_uring has no IORING_OP_URING_CMD and fails such an SQE with -EINVAL.
@@ -42,7 +43,8 @@ int twheel_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	/* No registered buffers, no multishot: the argument is a pointer. */
 	if (pad || twheel_uring_cmd_flags(ioucmd))
 		return -EINVAL;
-	if (cmd == TWHEEL_IOC_SETUP && issue_flags & IO_URING_F_NONBLOCK)
+	if ((cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_TOUCH_REGISTER) &&
+	    issue_flags & IO_URING_F_NONBLOCK)
 		return -EAGAIN;
 	ret = twheel_command(ioucmd->file, cmd, u64_to_user_ptr(arg));
 	/* ioctl(2) turns an unknown command into ENOTTY in the VFS; do so too. */

@@ -33,15 +33,16 @@
  *    EINVAL. User pointers travel as __u64.
  *  - Unknown commands fail with ENOTTY; any command but TWHEEL_IOC_SETUP
  *    on a wheel not yet set up fails with EBADFD.
- *  - TWHEEL_IOC_SETUP, TWHEEL_IOC_OP, TWHEEL_IOC_BATCH and
- *    TWHEEL_IOC_REFRESH change the wheel (OP and BATCH whatever their
- *    ops, QUERY included): on a descriptor opened without write access
- *    (O_RDONLY) they fail with EBADF, as write(2) does, before any other
- *    check. A wheel opened O_RDONLY can therefore never be set up: its
- *    TWHEEL_IOC_DUMP, read(2) and mmap(2) answer EBADFD, and poll(2)
- *    reports nothing. TWHEEL_IOC_DUMP, read(2), poll(2) and fdinfo need
- *    no write access; read(2) and mmap(2) need read access, as for any
- *    file (EBADF, EACCES on O_WRONLY).
+ *  - TWHEEL_IOC_SETUP, TWHEEL_IOC_OP, TWHEEL_IOC_BATCH,
+ *    TWHEEL_IOC_REFRESH and TWHEEL_IOC_TOUCH_REGISTER change the wheel
+ *    (OP and BATCH whatever their ops, QUERY included): on a descriptor
+ *    opened without write access (O_RDONLY) they fail with EBADF, as
+ *    write(2) does, before any other check. A wheel opened O_RDONLY can
+ *    therefore never be set up: its TWHEEL_IOC_DUMP, read(2) and mmap(2)
+ *    answer EBADFD, and poll(2) reports nothing. TWHEEL_IOC_DUMP,
+ *    read(2), poll(2) and fdinfo need no write access; read(2) and
+ *    mmap(2) need read access, as for any file (EBADF, EACCES on
+ *    O_WRONLY).
  */
 #ifndef _UAPI_LINUX_TWHEEL_H
 #define _UAPI_LINUX_TWHEEL_H
@@ -67,6 +68,12 @@
 /* struct twheel_setup_args.flags */
 /* The wheel has a touch table of touch_slots slots (see "Touch table"). */
 #define TWHEEL_SETUPF_TOUCH	(1U << 0)
+/*
+ * The wheel's touch table of touch_slots slots is memory of the process,
+ * registered later with TWHEEL_IOC_TOUCH_REGISTER (see "Registered touch
+ * table"). Not with TWHEEL_SETUPF_TOUCH.
+ */
+#define TWHEEL_SETUPF_TOUCH_USER	(1U << 1)
 
 /* Most slots a touch table may have (128 MiB of slots). */
 #define TWHEEL_TOUCH_MAX_SLOTS	(1U << 24)
@@ -87,10 +94,12 @@
  *			opened are also capped together (module parameter
  *			max_user_entries; the users of a user namespace count
  *			against its creator as well), and those of all wheels.
- * @flags:		0 or TWHEEL_SETUPF_TOUCH.
- * @touch_slots:	with TWHEEL_SETUPF_TOUCH, the number of slots of the
- *			touch table, 1 to TWHEEL_TOUCH_MAX_SLOTS and at most
- *			the wheel's cap; must be 0 otherwise.
+ * @flags:		0, TWHEEL_SETUPF_TOUCH or TWHEEL_SETUPF_TOUCH_USER.
+ * @touch_slots:	with either, the number of slots of the touch table,
+ *			1 to TWHEEL_TOUCH_MAX_SLOTS and at most the wheel's
+ *			cap; must be 0 otherwise. A table counts against the
+ *			entry caps as its size in entries would (8 slots or
+ *			so per entry), whoever's memory it is.
  *
  * Setup is done once per wheel: a second call fails with EBUSY. It gives
  * the wheel its worker, the kernel thread that runs its expiry in the
@@ -389,6 +398,54 @@ struct twheel_dump_args {
  */
 
 /*
+ * Registered touch table.
+ *
+ * A wheel set up with TWHEEL_SETUPF_TOUCH_USER takes its touch table from
+ * the process instead: TWHEEL_IOC_TOUCH_REGISTER names touch_slots * 8
+ * bytes of its memory, page-aligned and writable (anonymous memory, a
+ * shared mapping, or the mapping of a BPF array made with
+ * BPF_F_MMAPABLE, whose element i is slot i), and the kernel pins those
+ * pages until the wheel is released, as io_uring pins registered
+ * buffers. They count as locked memory of the caller's process (VmLck
+ * in /proc/PID/status), against its RLIMIT_MEMLOCK unless it has
+ * CAP_IPC_LOCK in the initial user namespace (ENOMEM past it), as VFIO
+ * counts what it pins, and stay charged to the memory cgroup they were
+ * charged to; the table counts against the entry caps from setup on.
+ * The table is registered once (EBUSY after), by a writer (EBADF on
+ * O_RDONLY), on a wheel set up so (EINVAL otherwise); later changes to
+ * the mapping (munmap, a new mapping at the address) do not reach the
+ * pinned pages. Until it is registered, binding an id to a slot
+ * (TWHEEL_OPF_TOUCH with a slot other than TWHEEL_SLOT_NONE) fails with
+ * EINVAL. mmap(2) of such a wheel answers ENODEV.
+ *
+ * Everything under "Touch table" holds for it, garbage stamps included,
+ * with one difference: its stamps are on the kernel's own clock, the
+ * wheel's clockid in the initial time namespace, which is what a BPF
+ * program reads (bpf_ktime_get_ns() for CLOCK_MONOTONIC,
+ * bpf_ktime_get_boot_ns() for CLOCK_BOOTTIME), whatever time namespace
+ * set the wheel up. A process outside the initial time namespace that
+ * stores into it itself subtracts fdinfo's clock_offset_ns.
+ */
+
+/**
+ * struct twheel_touch_register_args - argument of TWHEEL_IOC_TOUCH_REGISTER
+ * @addr:	user pointer to the table: page-aligned, @slots * 8 bytes,
+ *		writable by the caller.
+ * @slots:	the wheel's touch_slots, exactly.
+ * @flags:	must be 0.
+ *
+ * Errors: EINVAL (a wheel not set up with TWHEEL_SETUPF_TOUCH_USER, a bad
+ * @addr, @slots or @flags), EBUSY (registered already), EFAULT (memory
+ * that cannot be pinned for writing: unmapped, read-only, a PFN or I/O
+ * mapping), ENOMEM (RLIMIT_MEMLOCK, or no memory).
+ */
+struct twheel_touch_register_args {
+	__u64 addr;
+	__u32 slots;
+	__u32 flags;
+};
+
+/*
  * Ring commands.
  *
  * On kernels that have io_uring commands (5.19 and later), every
@@ -404,10 +461,10 @@ struct twheel_dump_args {
  * inline, in the submitting task (or the SQPOLL thread), as the ioctl
  * runs in its caller: a huge batch keeps the submission as long as the
  * ioctl would keep its caller (IOSQE_ASYNC hands it to an io-wq worker
- * instead). TWHEEL_IOC_SETUP always runs from an io-wq worker. Kernels
- * before 5.19 have no IORING_OP_URING_CMD and complete the SQE with
- * -EINVAL, as for any opcode they do not know (io_uring's probe,
- * IORING_REGISTER_PROBE, tells beforehand).
+ * instead). TWHEEL_IOC_SETUP and TWHEEL_IOC_TOUCH_REGISTER always run
+ * from an io-wq worker. Kernels before 5.19 have no IORING_OP_URING_CMD
+ * and complete the SQE with -EINVAL, as for any opcode they do not know
+ * (io_uring's probe, IORING_REGISTER_PROBE, tells beforehand).
  */
 
 /**
@@ -438,5 +495,7 @@ struct twheel_uring_cmd {
 #define TWHEEL_IOC_DUMP		_IOWR(TWHEEL_IOC_MAGIC, 3, struct twheel_dump_args)
 /* Refresh many ids, failures only out; returns how many were processed. */
 #define TWHEEL_IOC_REFRESH	_IOWR(TWHEEL_IOC_MAGIC, 4, struct twheel_refresh_args)
+/* Register the touch table of a TWHEEL_SETUPF_TOUCH_USER wheel. 0 or -errno. */
+#define TWHEEL_IOC_TOUCH_REGISTER	_IOW(TWHEEL_IOC_MAGIC, 5, struct twheel_touch_register_args)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */
