@@ -8,7 +8,12 @@
  * deadline); untrusted stamps (0 and the past are no touch, the future
  * counts as now); a reused slot does not pass its stamp on; ioctl REFRESH
  * and touch, the later wins; a touch that came too late shows in the
- * event; mmap rules; the mapping across fork and after close. Uses
+ * event; mmap rules; the mapping across fork and after close. The tests
+ * of the fixture run twice: on the module's table, mapped, and on a table
+ * of the test's own memory, registered (TWHEEL_SETUPF_TOUCH_USER; the
+ * rest of its rules are touchreg_test's), whose stamps the kernel takes
+ * on its own clock: these tests run in the initial time namespace, where
+ * the two are one. Uses
  * dev_touch_map(), dev_touch_unmap(), dev_touch(),
  * dev_touch_at(), dev_prep_bind(), dev_prep_add_at(),
  * dev_prep_refresh_at() and dev_dump() (to see bindings).
@@ -128,7 +133,7 @@ static long long wait_count(int fd, const char *key, long long n, uint64_t until
 	return v;
 }
 
-/* ---- the fixture: a wheel with a mapped table ---- */
+/* ---- the fixture: a wheel with a mapped table, or a registered one ---- */
 
 FIXTURE(touch) {
 	int fd;
@@ -137,15 +142,75 @@ FIXTURE(touch) {
 	struct twheel_event ev[4];
 };
 
-/* The fixture's wheel, default timeout @dflt_ns: its table mapped, its grid probed. */
+FIXTURE_VARIANT(touch) {
+	bool registered;
+};
+
+FIXTURE_VARIANT_ADD(touch, mapped) {
+	.registered = false,
+};
+
+FIXTURE_VARIANT_ADD(touch, registered) {
+	.registered = true,
+};
+
+/*
+ * A wheel of @slots slots whose table is @len bytes of the caller's
+ * anonymous shared memory, registered; described in *@t as a mapped one
+ * would be (dev_touch_unmap() unmaps it). The fd, or -errno.
+ */
+static int registered_wheel(uint32_t slots, uint64_t dflt_ns, uint32_t cap, struct dev_touch *t)
+{
+	struct twheel_setup_args args = {
+		.tick_ns = TICK_NS,
+		.default_timeout_ns = dflt_ns,
+		.clockid = CLOCK_MONOTONIC,
+		.max_entries = cap,
+		.flags = TWHEEL_SETUPF_TOUCH_USER,
+		.touch_slots = slots,
+	};
+	size_t len = (size_t)slots * sizeof(*t->slots);
+	int fd = dev_open(O_CLOEXEC | O_NONBLOCK), ret;
+	void *p;
+
+	if (fd < 0)
+		return fd;
+	ret = dev_setup_params(fd, &args);
+	if (ret)
+		goto err_close;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	ret = dev_touch_register(fd, p, slots, 0);
+	if (ret) {
+		munmap(p, len);
+		goto err_close;
+	}
+	*t = (struct dev_touch){ .slots = p, .nr_slots = slots,
+				 .clockid = CLOCK_MONOTONIC, .map_len = len };
+	return fd;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+/* The fixture's wheel, default timeout @dflt_ns: its table ready, its grid probed. */
 static void fixture_wheel(struct __test_metadata *_metadata, FIXTURE_DATA(touch) *self,
-			  uint64_t dflt_ns)
+			  const FIXTURE_VARIANT(touch) *variant, uint64_t dflt_ns)
 {
 	struct twheel_op op;
 
-	self->fd = touch_wheel(CLOCK_MONOTONIC, SLOTS, dflt_ns, CAP);
-	ASSERT_LE(0, self->fd) TH_LOG("touch wheel: %s", strerror(-self->fd));
-	ASSERT_EQ(0, dev_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &self->t));
+	if (variant->registered) {
+		self->fd = registered_wheel(SLOTS, dflt_ns, CAP, &self->t);
+		ASSERT_LE(0, self->fd) TH_LOG("registered wheel: %s", strerror(-self->fd));
+	} else {
+		self->fd = touch_wheel(CLOCK_MONOTONIC, SLOTS, dflt_ns, CAP);
+		ASSERT_LE(0, self->fd) TH_LOG("touch wheel: %s", strerror(-self->fd));
+		ASSERT_EQ(0, dev_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &self->t));
+	}
 	dev_prep_add(&op, PROBE_ID, NSEC_PER_SEC);
 	ASSERT_EQ(0, dev_submit_op(self->fd, &op));
 	ASSERT_EQ(0, dev_cancel(self->fd, PROBE_ID));
@@ -154,7 +219,7 @@ static void fixture_wheel(struct __test_metadata *_metadata, FIXTURE_DATA(touch)
 
 FIXTURE_SETUP(touch)
 {
-	fixture_wheel(_metadata, self, TOUT_NS);
+	fixture_wheel(_metadata, self, variant, TOUT_NS);
 }
 
 FIXTURE_TEARDOWN(touch)
@@ -829,7 +894,7 @@ TEST_F(touch, touch_rearms_an_abstime_id_with_the_default_timeout)
 
 	ASSERT_EQ(0, dev_touch_unmap(&self->t));
 	close(self->fd);
-	fixture_wheel(_metadata, self, REARM_NS);
+	fixture_wheel(_metadata, self, variant, REARM_NS);
 	dev_prep_add_at(&op, 1, mono_ns() + REARM_NS);
 	dev_prep_bind(&op, 8);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
@@ -916,7 +981,27 @@ TEST(boottime_wheel_is_touched_on_boottime)
 
 /* ---- the mapping ---- */
 
-TEST_F(touch, table_reads_zero_at_setup)
+/* The module's table of SLOTS slots, mapped: what mmap(2) of it allows. */
+FIXTURE(mapping) {
+	int fd;
+	struct dev_touch t;
+};
+
+FIXTURE_SETUP(mapping)
+{
+	self->fd = touch_wheel(CLOCK_MONOTONIC, SLOTS, TOUT_NS, CAP);
+	ASSERT_LE(0, self->fd) TH_LOG("touch wheel: %s", strerror(-self->fd));
+	ASSERT_EQ(0, dev_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &self->t));
+}
+
+FIXTURE_TEARDOWN(mapping)
+{
+	if (self->t.slots)
+		dev_touch_unmap(&self->t);
+	close(self->fd);
+}
+
+TEST_F(mapping, table_reads_zero_at_setup)
 {
 	unsigned int i, nonzero = 0;
 
@@ -938,18 +1023,18 @@ static int mmap_errno(int fd, size_t len, int prot, int flags, off_t off)
 	return errno;
 }
 
-TEST_F(touch, mmap_private_is_einval)
+TEST_F(mapping, mmap_private_is_einval)
 {
 	EXPECT_EQ(EINVAL, mmap_errno(self->fd, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0));
 	EXPECT_EQ(EINVAL, mmap_errno(self->fd, PAGE, PROT_READ, MAP_PRIVATE, 0));
 }
 
-TEST_F(touch, mmap_at_an_offset_is_einval)
+TEST_F(mapping, mmap_at_an_offset_is_einval)
 {
 	EXPECT_EQ(EINVAL, mmap_errno(self->fd, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, PAGE));
 }
 
-TEST_F(touch, mmap_longer_than_the_table_is_einval)
+TEST_F(mapping, mmap_longer_than_the_table_is_einval)
 {
 	/* 1000 slots are 8000 bytes: two pages. */
 	EXPECT_EQ(0, mmap_errno(self->fd, SLOTS * 8, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
@@ -959,7 +1044,7 @@ TEST_F(touch, mmap_longer_than_the_table_is_einval)
 	EXPECT_EQ(EINVAL, mmap_errno(self->fd, 64 * PAGE, PROT_READ, MAP_SHARED, 0));
 }
 
-TEST_F(touch, mmap_executable_is_refused)
+TEST_F(mapping, mmap_executable_is_refused)
 {
 	struct statvfs sv;
 	int want = EINVAL;
@@ -972,7 +1057,7 @@ TEST_F(touch, mmap_executable_is_refused)
 				   MAP_SHARED, 0));
 }
 
-TEST_F(touch, mprotect_cannot_make_the_table_executable)
+TEST_F(mapping, mprotect_cannot_make_the_table_executable)
 {
 	errno = 0;
 	EXPECT_EQ(-1, mprotect(self->t.slots, PAGE, PROT_READ | PROT_EXEC));
@@ -982,7 +1067,7 @@ TEST_F(touch, mprotect_cannot_make_the_table_executable)
 	EXPECT_EQ(42, self->t.slots[0]);
 }
 
-TEST_F(touch, mremap_cannot_grow_the_table)
+TEST_F(mapping, mremap_cannot_grow_the_table)
 {
 	void *p = mremap(self->t.slots, 2 * PAGE, 4 * PAGE, MREMAP_MAYMOVE);
 
@@ -1013,7 +1098,7 @@ TEST(mmap_before_setup_is_ebadfd)
 	close(fd);
 }
 
-TEST_F(touch, two_mappings_are_the_same_memory)
+TEST_F(mapping, two_mappings_are_the_same_memory)
 {
 	struct dev_touch t2;
 
