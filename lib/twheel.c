@@ -191,3 +191,13 @@ int twheel_touch_unmap(struct twheel_touch *touch)
 		touch->slots = NULL;
 	return ret;
 }
+
+int twheel_touch_register(int fd, void *table, uint32_t nr_slots)
+{
+	struct twheel_touch_register_args args = {
+		.addr = (uint64_t)(uintptr_t)table,
+		.slots = nr_slots,
+	};
+
+	return sys_ret(ioctl(fd, TWHEEL_IOC_TOUCH_REGISTER, &args));
+}

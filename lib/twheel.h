@@ -122,6 +122,17 @@ int twheel_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
 		     struct twheel_touch *touch);
 int twheel_touch_unmap(struct twheel_touch *touch);
 
+/*
+ * TWHEEL_IOC_TOUCH_REGISTER: give @fd, a wheel set up with
+ * TWHEEL_SETUPF_TOUCH_USER and @nr_slots slots, its touch table in the
+ * caller's memory: @table, page-aligned, @nr_slots * 8 bytes, writable
+ * (anonymous memory, a shared mapping, an mmap-able BPF array). The
+ * kernel pins it until the wheel is released, charged to RLIMIT_MEMLOCK.
+ * Its stamps are on the wheel's clock in the initial time namespace (see
+ * "Registered touch table" in <linux/twheel.h>). 0 or -errno.
+ */
+int twheel_touch_register(int fd, void *table, uint32_t nr_slots);
+
 /* Refresh the id bound to @slot with the time @now_ns: one store. */
 static inline void twheel_touch_at(const struct twheel_touch *touch, uint32_t slot,
 				   uint64_t now_ns)

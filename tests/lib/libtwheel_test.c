@@ -3,7 +3,8 @@
  * libtwheel itself (lib/twheel.h), against the device: every function
  * answers with a value >= 0 or a negative errno, leaving errno as the
  * system call left it; what each writes back (out fields, counts, the
- * failures of a compact refresh, the dump cursor, the touch mapping) and
+ * failures of a compact refresh, the dump cursor, the touch mapping, the
+ * registered touch table) and
  * what it leaves alone on error; the checks made before any system call
  * (twheel_open()'s flags, twheel_setup()'s clock, twheel_touch_map()'s
  * slots and clock); twheel_now(); the prep helpers; the dump loop to
@@ -142,6 +143,7 @@ TEST_F(fresh, every_call_before_setup_is_ebadfd)
 					      NULL, NULL));
 	EXPECT_EQ(-EBADFD, twheel_read_events(self->fd, &ev, 1));
 	EXPECT_EQ(-EBADFD, twheel_dump(self->fd, &e, 1, &cursor));
+	EXPECT_EQ(-EBADFD, twheel_touch_register(self->fd, &id, 1));
 }
 
 /* ---- single operations ---- */
@@ -424,14 +426,17 @@ FIXTURE(touch) {
 	struct twheel_touch t;
 };
 
-/* A wheel with a table of SLOTS slots on @clk, set up through the library. */
-static int lib_touch_wheel(clockid_t clk)
+/*
+ * A wheel with a table of SLOTS slots on @clk, set up through the library:
+ * @flags TWHEEL_SETUPF_TOUCH or TWHEEL_SETUPF_TOUCH_USER.
+ */
+static int lib_touch_wheel(clockid_t clk, uint32_t flags)
 {
 	struct twheel_setup_args args = {
 		.tick_ns = TICK_NS,
 		.default_timeout_ns = DFLT_NS,
 		.clockid = clk,
-		.flags = TWHEEL_SETUPF_TOUCH,
+		.flags = flags,
 		.touch_slots = SLOTS,
 	};
 	int fd = twheel_open(O_CLOEXEC), ret;
@@ -448,7 +453,7 @@ static int lib_touch_wheel(clockid_t clk)
 
 FIXTURE_SETUP(touch)
 {
-	self->fd = lib_touch_wheel(CLOCK_MONOTONIC);
+	self->fd = lib_touch_wheel(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH);
 	ASSERT_LE(0, self->fd) TH_LOG("touch wheel: %s", strerror(-self->fd));
 	memset(&self->t, 0, sizeof(self->t));
 }
@@ -528,7 +533,7 @@ TEST(touch_on_a_boottime_table_stores_boottime)
 {
 	struct twheel_touch t;
 	uint64_t before, after;
-	int fd = lib_touch_wheel(CLOCK_BOOTTIME);
+	int fd = lib_touch_wheel(CLOCK_BOOTTIME, TWHEEL_SETUPF_TOUCH);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, twheel_touch_map(fd, SLOTS, CLOCK_BOOTTIME, &t));
@@ -552,6 +557,111 @@ TEST_F(touch, unmap_clears_the_slots)
 	EXPECT_EQ(0, twheel_touch_unmap(&t2));
 	EXPECT_EQ(NULL, t2.slots);
 	EXPECT_EQ(7, self->t.slots[1]);
+}
+
+/* ---- the registered touch table ---- */
+
+FIXTURE(touch_user) {
+	int fd;
+	uint64_t *table;	/* one page of anonymous memory, SLOTS slots */
+};
+
+FIXTURE_SETUP(touch_user)
+{
+	self->fd = lib_touch_wheel(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH_USER);
+	ASSERT_LE(0, self->fd) TH_LOG("touch-user wheel: %s", strerror(-self->fd));
+	self->table = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->table);
+}
+
+FIXTURE_TEARDOWN(touch_user)
+{
+	close(self->fd);
+	munmap(self->table, getpagesize());
+}
+
+/* Bind @id to @slot with an ADD through the library: 0 or -errno. */
+static int lib_add_bound(int fd, uint64_t id, uint32_t slot)
+{
+	struct twheel_op op;
+
+	twheel_prep_add(&op, id, DFLT_NS);
+	twheel_prep_bind(&op, slot);
+	return twheel_submit_op(fd, &op);
+}
+
+TEST_F(touch_user, register_hands_on_the_table_and_binding_follows)
+{
+	EXPECT_EQ(1, fdinfo_get(self->fd, "touch_user"));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_registered"));
+	/* No table yet to bind to. */
+	EXPECT_EQ(-EINVAL, lib_add_bound(self->fd, 1, 3));
+	errno = 0;
+	ASSERT_EQ(0, twheel_touch_register(self->fd, self->table, SLOTS));
+	EXPECT_EQ(0, errno);
+	EXPECT_EQ(1, fdinfo_get(self->fd, "touch_registered"));
+	EXPECT_EQ(0, lib_add_bound(self->fd, 1, 3));
+	/* The library's own store works on it, with the stamp given. */
+	twheel_touch_at(&(struct twheel_touch){ .slots = self->table, .nr_slots = SLOTS,
+						.clockid = CLOCK_MONOTONIC }, 3, 42);
+	EXPECT_EQ(42, self->table[3]);
+	EXPECT_EQ(-EBUSY, twheel_touch_register(self->fd, self->table, SLOTS));
+}
+
+TEST_F(touch_user, register_errors_are_negative_errno)
+{
+	errno = 0;
+	EXPECT_EQ(-EINVAL, twheel_touch_register(self->fd, self->table, SLOTS - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, twheel_touch_register(self->fd, self->table, SLOTS + 1));
+	EXPECT_EQ(-EINVAL, twheel_touch_register(self->fd, self->table + 1, SLOTS));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_registered"));
+	ASSERT_EQ(0, munmap(self->table, getpagesize()));
+	EXPECT_EQ(-EFAULT, twheel_touch_register(self->fd, self->table, SLOTS));
+	self->table = mmap(self->table, getpagesize(), PROT_READ,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->table);
+	EXPECT_EQ(-EFAULT, twheel_touch_register(self->fd, self->table, SLOTS));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_registered"));
+}
+
+TEST(register_needs_a_wheel_set_up_for_it)
+{
+	uint64_t *table = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int plain = lib_wheel(O_CLOEXEC);
+	int mapped = lib_touch_wheel(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH);
+
+	ASSERT_NE(MAP_FAILED, table);
+	ASSERT_LE(0, plain);
+	ASSERT_LE(0, mapped);
+	EXPECT_EQ(-EINVAL, twheel_touch_register(plain, table, SLOTS));
+	EXPECT_EQ(-EINVAL, twheel_touch_register(mapped, table, SLOTS));
+	close(plain);
+	close(mapped);
+	munmap(table, getpagesize());
+}
+
+/* A wheel opened O_RDONLY: EBADF before any other check, as the header says. */
+TEST(register_on_a_read_only_wheel_is_ebadf)
+{
+	uint64_t slot;
+	int fd = open(TWHEEL_DEVICE, O_RDONLY | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADF, twheel_touch_register(fd, &slot, 1));
+	close(fd);
+}
+
+/* mmap(2) of a wheel whose table is the process's answers ENODEV. */
+TEST_F(touch_user, map_of_a_registered_table_wheel_is_enodev)
+{
+	struct twheel_touch t = { .slots = (uint64_t *)&t };
+
+	ASSERT_EQ(0, twheel_touch_register(self->fd, self->table, SLOTS));
+	EXPECT_EQ(-ENODEV, twheel_touch_map(self->fd, SLOTS, CLOCK_MONOTONIC, &t));
+	EXPECT_EQ((uint64_t *)&t, t.slots);
 }
 
 /* ---- the prep helpers (no device) ---- */
@@ -723,6 +833,32 @@ TEST_F(wheel, uring_prep_op_batch_refresh_complete_as_the_library_calls)
 	EXPECT_EQ(2, ring_one(&ring));
 	EXPECT_EQ(1, rargs.nr_failed);
 	EXPECT_EQ(42, failed[0]);
+	io_uring_queue_exit(&ring);
+}
+
+/* TOUCH_REGISTER as a ring command (run from an io-wq worker) registers. */
+TEST_F(touch_user, uring_cmd_registers_the_table)
+{
+	struct twheel_touch_register_args args = {
+		.addr = (uintptr_t)self->table, .slots = SLOTS,
+	};
+	struct io_uring ring;
+	int ret;
+
+	ret = io_uring_queue_init(4, &ring, 0);
+	if (ret)
+		SKIP(return, "no io_uring: %s", strerror(-ret));
+	twheel_prep_uring_cmd(sqe_of(&ring), self->fd, TWHEEL_IOC_TOUCH_REGISTER, &args);
+	if (!has_ring_commands()) {
+		EXPECT_EQ(-EINVAL, ring_one(&ring));
+		EXPECT_EQ(0, fdinfo_get(self->fd, "touch_registered"));
+		io_uring_queue_exit(&ring);
+		SKIP(return, "ring commands need 5.19; this kernel fails them with EINVAL");
+	}
+	EXPECT_EQ(0, ring_one(&ring));
+	EXPECT_EQ(1, fdinfo_get(self->fd, "touch_registered"));
+	twheel_prep_uring_cmd(sqe_of(&ring), self->fd, TWHEEL_IOC_TOUCH_REGISTER, &args);
+	EXPECT_EQ(-EBUSY, ring_one(&ring));
 	io_uring_queue_exit(&ring);
 }
 
