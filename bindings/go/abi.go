@@ -25,6 +25,7 @@ const (
 	touchMaxSlots   = 1 << 24       // TWHEEL_TOUCH_MAX_SLOTS
 	dumpEnd         = ^uint64(0)    // TWHEEL_DUMP_END
 	setupfTouch     = 1 << 0        // TWHEEL_SETUPF_TOUCH
+	setupfTouchUser = 1 << 1        // TWHEEL_SETUPF_TOUCH_USER
 	opfTimeout      = 1 << 0        // TWHEEL_OPF_TIMEOUT
 	opfAddIfAbsent  = 1 << 1        // TWHEEL_OPF_ADD_IF_ABSENT
 	opfAbstime      = 1 << 2        // TWHEEL_OPF_ABSTIME
@@ -113,6 +114,16 @@ type rawUringCmd struct {
 	_ uint64 `uapi:"pad"`
 }
 
+// struct twheel_touch_register_args, the argument of
+// TWHEEL_IOC_TOUCH_REGISTER. The binding registers no tables (its touch
+// table is the wheel's own, mapped); the layout is mirrored so that the
+// header check covers every struct of the uapi.
+type rawTouchRegister struct {
+	_ uint64 `uapi:"addr"`
+	_ uint32 `uapi:"slots"`
+	_ uint32 `uapi:"flags"`
+}
+
 // The commands, as <asm-generic/ioctl.h> encodes _IOW and _IOWR (the
 // architectures of ioc_generic.go).
 var (
@@ -121,6 +132,8 @@ var (
 	iocBatch   = iocW(2, unsafe.Sizeof(rawBatch{}))
 	iocDump    = iocWR(3, unsafe.Sizeof(rawDump{}))
 	iocRefresh = iocWR(4, unsafe.Sizeof(rawRefresh{}))
+	// Mirrored for the header check, as rawTouchRegister.
+	iocTouchRegister = iocW(5, unsafe.Sizeof(rawTouchRegister{}))
 )
 
 // ReadEvents reads straight into the caller's []Event: it must stay the

@@ -65,14 +65,15 @@ func cStructs(t *testing.T, h string) map[string][]cField {
 }
 
 var rawStructs = map[string]any{
-	"twheel_setup_args":   rawSetup{},
-	"twheel_op":           rawOp{},
-	"twheel_batch_args":   rawBatch{},
-	"twheel_event":        rawEvent{},
-	"twheel_refresh_args": rawRefresh{},
-	"twheel_dump_entry":   rawDumpEntry{},
-	"twheel_dump_args":    rawDump{},
-	"twheel_uring_cmd":    rawUringCmd{},
+	"twheel_setup_args":          rawSetup{},
+	"twheel_op":                  rawOp{},
+	"twheel_batch_args":          rawBatch{},
+	"twheel_event":               rawEvent{},
+	"twheel_refresh_args":        rawRefresh{},
+	"twheel_dump_entry":          rawDumpEntry{},
+	"twheel_dump_args":           rawDump{},
+	"twheel_uring_cmd":           rawUringCmd{},
+	"twheel_touch_register_args": rawTouchRegister{},
 }
 
 func TestRawStructsMatchTheHeader(t *testing.T) {
@@ -135,6 +136,7 @@ func TestConstantsMatchTheHeader(t *testing.T) {
 		"TWHEEL_MAX_TIMEOUT_TICKS": maxTimeoutTicks,
 		"TWHEEL_MAX_TIMEOUT_NS":    maxTimeoutNS,
 		"TWHEEL_SETUPF_TOUCH":      setupfTouch,
+		"TWHEEL_SETUPF_TOUCH_USER": setupfTouchUser,
 		"TWHEEL_TOUCH_MAX_SLOTS":   touchMaxSlots,
 		"TWHEEL_OPF_TIMEOUT":       opfTimeout,
 		"TWHEEL_OPF_ADD_IF_ABSENT": opfAddIfAbsent,
@@ -182,7 +184,8 @@ func TestCommandsMatchTheHeader(t *testing.T) {
 	h := readHeader(t)
 	cs := cStructs(t, h)
 	cmds := map[string]uintptr{"TWHEEL_IOC_SETUP": iocSetup, "TWHEEL_IOC_OP": iocOp,
-		"TWHEEL_IOC_BATCH": iocBatch, "TWHEEL_IOC_DUMP": iocDump, "TWHEEL_IOC_REFRESH": iocRefresh}
+		"TWHEEL_IOC_BATCH": iocBatch, "TWHEEL_IOC_DUMP": iocDump, "TWHEEL_IOC_REFRESH": iocRefresh,
+		"TWHEEL_IOC_TOUCH_REGISTER": iocTouchRegister}
 	re := regexp.MustCompile(`#define (TWHEEL_IOC_\w+)\s+_IO(W|WR)\(TWHEEL_IOC_MAGIC, (\d+), struct (\w+)\)`)
 	found := 0
 	for _, m := range re.FindAllStringSubmatch(h, -1) {

@@ -27,6 +27,7 @@ TWHEEL_MAX_TIMEOUT_TICKS = 1 << 32
 TWHEEL_MAX_TIMEOUT_NS = 1 << 62
 
 TWHEEL_SETUPF_TOUCH = 1 << 0
+TWHEEL_SETUPF_TOUCH_USER = 1 << 1
 TWHEEL_TOUCH_MAX_SLOTS = 1 << 24
 
 TWHEEL_OP_ADD = 1
@@ -49,12 +50,12 @@ TWHEEL_IOC_MAGIC = 0xF7
 MIRRORED = (
     "TWHEEL_DEVICE", "TWHEEL_TICK_MIN_NS", "TWHEEL_TICK_MAX_NS",
     "TWHEEL_MAX_TIMEOUT_TICKS", "TWHEEL_MAX_TIMEOUT_NS", "TWHEEL_SETUPF_TOUCH",
-    "TWHEEL_TOUCH_MAX_SLOTS", "TWHEEL_OP_ADD", "TWHEEL_OP_REFRESH",
+    "TWHEEL_SETUPF_TOUCH_USER", "TWHEEL_TOUCH_MAX_SLOTS", "TWHEEL_OP_ADD", "TWHEEL_OP_REFRESH",
     "TWHEEL_OP_CANCEL", "TWHEEL_OP_QUERY", "TWHEEL_OPF_TIMEOUT",
     "TWHEEL_OPF_ADD_IF_ABSENT", "TWHEEL_OPF_ABSTIME", "TWHEEL_OPF_TOUCH",
     "TWHEEL_SLOT_NONE", "TWHEEL_DUMP_END", "TWHEEL_IOC_MAGIC",
     "TWHEEL_IOC_SETUP", "TWHEEL_IOC_OP", "TWHEEL_IOC_BATCH", "TWHEEL_IOC_DUMP",
-    "TWHEEL_IOC_REFRESH",
+    "TWHEEL_IOC_REFRESH", "TWHEEL_IOC_TOUCH_REGISTER",
 )
 
 u64 = ctypes.c_uint64
@@ -145,10 +146,25 @@ class twheel_uring_cmd(ctypes.Structure):
     ]
 
 
+class twheel_touch_register_args(ctypes.Structure):
+    """The argument of TWHEEL_IOC_TOUCH_REGISTER.
+
+    The package registers no tables (its touch table is the wheel's own,
+    mapped); the layout is mirrored so that the header check covers every
+    struct of the uapi.
+    """
+
+    _fields_ = [
+        ("addr", u64),
+        ("slots", u32),
+        ("flags", u32),
+    ]
+
+
 STRUCTS: tuple[type[ctypes.Structure], ...] = (
     twheel_setup_args, twheel_op, twheel_batch_args, twheel_event,
     twheel_refresh_args, twheel_dump_entry, twheel_dump_args,
-    twheel_uring_cmd,
+    twheel_uring_cmd, twheel_touch_register_args,
 )
 
 _CODES: dict[object, str] = {u64: "Q", u32: "I", s32: "i"}
@@ -237,3 +253,4 @@ TWHEEL_IOC_OP = _ioc(_IOC_READ | _IOC_WRITE, 1, twheel_op)
 TWHEEL_IOC_BATCH = _ioc(_IOC_WRITE, 2, twheel_batch_args)
 TWHEEL_IOC_DUMP = _ioc(_IOC_READ | _IOC_WRITE, 3, twheel_dump_args)
 TWHEEL_IOC_REFRESH = _ioc(_IOC_READ | _IOC_WRITE, 4, twheel_refresh_args)
+TWHEEL_IOC_TOUCH_REGISTER = _ioc(_IOC_WRITE, 5, twheel_touch_register_args)
