@@ -14,8 +14,8 @@
  * buffers are filled with a pattern; after it every return value must be
  * in the errno set documented for the call, and each byte must be
  * untouched or properly written:
- *  - SETUP, OP, BATCH and REFRESH on a descriptor opened O_RDONLY: EBADF,
- *    nothing written back;
+ *  - SETUP, OP, BATCH, REFRESH and TOUCH_REGISTER on a descriptor opened
+ *    O_RDONLY: EBADF, nothing written back;
  *  - struct twheel_op: result in the set its op code allows and equal to
  *    the ioctl's error; EINVAL exactly when the uapi says (flags, slot,
  *    timeout, deadline against the wheel's settings as fdinfo gives them);
@@ -34,23 +34,38 @@
  *    than the wheel's is ESTALE), every entry an id we use, listed once
  *    per cursor chain, deadline on the grid and plausible, slot TWHEEL_SLOT_NONE or
  *    below the table's size, pad 0, nothing past the count;
+ *  - TWHEEL_IOC_TOUCH_REGISTER (random slots, flags and table addresses:
+ *    fresh anonymous or shared memory, misaligned, unmapped, read-only,
+ *    partly PROT_NONE, kernel, another wheel's mapped table; on wheels
+ *    with and without TWHEEL_SETUPF_TOUCH_USER): EINVAL, EBUSY, EFAULT
+ *    exactly when the uapi says, nothing written back, fdinfo's
+ *    touch_registered after a success, binding refused before it;
  *  - mmap of the wheel: the result the uapi and mmap(2) document for the
- *    wheel's state (EBADFD before setup, ENODEV without a table, EINVAL
- *    for offset, length, MAP_PRIVATE, PROT_EXEC, EACCES for the fd's
- *    mode...), never success where it must fail; mprotect, mremap and
- *    madvise on the mapping; the table's contents: zero when new, only
- *    what a process stored, never another wheel's, the same memory
- *    through every mapping, kept across MADV_DONTNEED;
+ *    wheel's state (EBADFD before setup, ENODEV without a table or with a
+ *    registered one, EINVAL for offset, length, MAP_PRIVATE, PROT_EXEC,
+ *    EACCES for the fd's mode...), never success where it must fail;
+ *    mprotect, mremap and madvise on the mapping; the table's contents:
+ *    zero when new, only what a process stored, never another wheel's,
+ *    the same memory through every mapping, kept across MADV_DONTNEED;
  *  - no 8-byte value that looks like a kernel pointer anywhere the kernel
  *    wrote.
+ * Every command goes now and then through io_uring instead, as an
+ * IORING_OP_URING_CMD SQE with its number as cmd_op (inline, or with
+ * IOSQE_ASYNC from an io-wq worker), on kernels that have ring commands,
+ * and is held to the same checks: the CQE's res is the ioctl's answer.
+ * Ring commands of other numbers are ENOTTY, with a non-zero pad or
+ * uring_cmd_flags EINVAL (EFAULT from io_uring for a fixed buffer it
+ * does not have); kernels without them fail the SQE with EINVAL.
  * Some wheels have touch tables of random sizes (1, 511, 512, 513, ...,
- * up to TWHEEL_TOUCH_MAX_SLOTS). While the main thread fuzzes, a stamp
- * writer thread stores random stamps (0, ~0, the present, near past and
- * future, an hour ahead, garbage, per-wheel markers) into every mapped
- * table all the time, and checks what it reads there; the main thread
- * unmaps, remaps and closes under it, so its stores race munmap and the
- * last close (a fault is expected only on a mapping being unmapped).
- * A private probe wheel, whose table the writer garbles too, checks what
+ * up to TWHEEL_TOUCH_MAX_SLOTS), mapped or registered. While the main
+ * thread fuzzes, a stamp writer thread stores random stamps (0, ~0, the
+ * present, near past and future, an hour ahead, garbage, per-wheel
+ * markers) into every mapped or registered table all the time, and
+ * checks what it reads there; the main thread unmaps, remaps and closes
+ * under it, so its stores race munmap and the last close (a fault is
+ * expected only on a mapping being unmapped).
+ * A private probe wheel, whose table the writer garbles too (mapped in
+ * the run's first half, registered memory in its second), checks what
  * the garbage must not do: a bound id's event or deadline never earlier
  * than its last ADD or REFRESH gave, each incarnation delivered exactly
  * once or cancelled, and every id live throughout a dump listed by it
@@ -72,6 +87,7 @@
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <liburing.h>
 
 #include "twheel_test.h"
 #include "kselftest.h"
@@ -123,20 +139,22 @@ enum ptr_kind { P_VALID, P_NULL, P_UNMAPPED, P_RO, P_KERNEL, P_NONCANON, P_STRAD
 /* Counts of what the run reached, for the closing summary. */
 static uint64_t n_touch_setups, n_maps_ok, n_maps_refused, n_dumps_ok, n_dump_entries;
 static uint64_t n_probe_events, n_probe_chains, n_races;
+static uint64_t n_user_setups, n_registers_ok, n_registers_refused;
 
 /*
  * The fuzzer reaches the device through raw ioctls only, for its own
  * set-up and checks too: nothing stands between it and the ABI it checks.
+ * @flags: TWHEEL_SETUPF_TOUCH or TWHEEL_SETUPF_TOUCH_USER with @slots, else 0.
  */
 static int raw_setup_touch(int fd, uint64_t tick_ns, uint64_t dflt_ns, uint32_t max_entries,
-			   uint32_t slots)
+			   uint32_t flags, uint32_t slots)
 {
 	struct twheel_setup_args a = {
 		.tick_ns = tick_ns,
 		.default_timeout_ns = dflt_ns,
 		.clockid = CLOCK_MONOTONIC,
 		.max_entries = max_entries,
-		.flags = slots ? TWHEEL_SETUPF_TOUCH : 0,
+		.flags = flags,
 		.touch_slots = slots,
 	};
 
@@ -145,7 +163,14 @@ static int raw_setup_touch(int fd, uint64_t tick_ns, uint64_t dflt_ns, uint32_t 
 
 static int raw_setup(int fd, uint64_t tick_ns, uint64_t dflt_ns, uint32_t max_entries)
 {
-	return raw_setup_touch(fd, tick_ns, dflt_ns, max_entries, 0);
+	return raw_setup_touch(fd, tick_ns, dflt_ns, max_entries, 0, 0);
+}
+
+static int raw_register(int fd, void *table, uint32_t slots)
+{
+	struct twheel_touch_register_args a = { .addr = (uintptr_t)table, .slots = slots };
+
+	return ioctl(fd, TWHEEL_IOC_TOUCH_REGISTER, &a) ? -errno : 0;
 }
 
 static int raw_op(int fd, struct twheel_op *op)
@@ -253,6 +278,114 @@ static int refused_rdonly(int accmode, long ret, int err, const char *what)
 	return 1;
 }
 
+/* ---- the way in: ioctl(2), or the same command as a ring command ---- */
+
+static struct io_uring ring;
+static int ring_cmds;			/* the kernel has IORING_OP_URING_CMD */
+static uint64_t n_ring_cmds, n_ring_async, n_ring_junk;
+
+/*
+ * Command @cmd with argument @arg on @fd as an IORING_OP_URING_CMD SQE,
+ * filled here by hand (no <twheel_uring.h>: nothing between the fuzzer
+ * and the ABI), with @pad in the command area, @cmd_flags as
+ * uring_cmd_flags and @sqe_flags; waits for its CQE and answers as
+ * ioctl(2) would: the res, or -1 with errno set to -res.
+ */
+static long ring_cmd(int fd, unsigned int cmd, unsigned long arg, uint64_t pad,
+		     uint32_t cmd_flags, uint8_t sqe_flags)
+{
+	struct twheel_uring_cmd area = { .arg = arg, .pad = pad };
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe) {
+		fprintf(stderr, "fuzz-abi: the ring has no free SQE\n");
+		exit(2);
+	}
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = cmd;
+	sqe->uring_cmd_flags = cmd_flags;
+	sqe->flags = sqe_flags;
+	memcpy(sqe->cmd, &area, sizeof(area));
+	ret = io_uring_submit(&ring);
+	if (ret == 1)
+		do
+			ret = io_uring_wait_cqe(&ring, &cqe);
+		while (ret == -EINTR);
+	else if (ret >= 0)
+		ret = -EIO;
+	if (ret < 0) {
+		fprintf(stderr, "fuzz-abi: ring submission: %s\n", strerror(-ret));
+		exit(2);
+	}
+	ret = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+/*
+ * ioctl(2) of @cmd, or one time in four the same command through the ring
+ * (one in eight of those from an io-wq worker): where the kernel has ring
+ * commands, and in the parent only, whose ring it is.
+ */
+static long fuzz_ioctl(int fd, unsigned int cmd, void *arg)
+{
+	if (!ring_cmds || is_child || rnd_below(&rs, 4))
+		return ioctl(fd, cmd, arg);
+	n_ring_cmds++;
+	if (rnd_below(&rs, 8))
+		return ring_cmd(fd, cmd, (uintptr_t)arg, 0, 0, 0);
+	n_ring_async++;
+	return ring_cmd(fd, cmd, (uintptr_t)arg, 0, 0, IOSQE_ASYNC);
+}
+
+/*
+ * The ring, made before the fuzzer's unmapped page is unmapped: the
+ * kernel must never be handed the ring's own memory as a bad pointer.
+ * Returns 0 if there is no io_uring.
+ */
+static int ring_init(void)
+{
+	struct io_uring_probe *probe;
+
+	if (io_uring_queue_init(8, &ring, 0))
+		return 0;
+	probe = io_uring_get_probe_ring(&ring);
+	ring_cmds = probe && io_uring_opcode_supported(probe, IORING_OP_URING_CMD);
+	if (probe)
+		io_uring_free_probe(probe);
+	return 1;
+}
+
+/*
+ * Ring commands on this kernel, or a ring without them: then an SQE of
+ * that opcode must fail with EINVAL (uapi).
+ */
+static void ring_start(int have_ring, int fd)
+{
+	long ret;
+
+	if (!have_ring) {
+		ksft_print_msg("ring: no io_uring here, ring commands not fuzzed\n");
+		return;
+	}
+	if (ring_cmds)
+		return;
+	ret = ring_cmd(fd, TWHEEL_IOC_DUMP, 0, 0, 0, 0);
+	calls++;
+	if (ret != -1 || errno != EINVAL)
+		report(R_ERRNO, "a ring command on a kernel without them returned %ld errno %d, uapi says EINVAL",
+		       ret, ret < 0 ? errno : 0);
+	ksft_print_msg("ring: this kernel has no ring commands (EINVAL), not fuzzed\n");
+}
+
 /* ---- what each wheel is, as fdinfo tells ---- */
 
 /*
@@ -267,8 +400,19 @@ struct winfo {
 	uint64_t tick, dflt, max_timeout;
 	clockid_t clockid;
 	uint32_t slots;			/* 0: no table */
+	int touch_user;			/* TWHEEL_SETUPF_TOUCH_USER */
+	int registered;			/* ... and its table registered */
 };
 static struct winfo winfo[NWHEELS];
+
+/* A registration changes a wheel that is set up, shared maybe: forget all. */
+static void winfo_forget(void)
+{
+	int i;
+
+	for (i = 0; i < NWHEELS; i++)
+		winfo[i].valid = 0;
+}
 
 /* A setup changes only wheels not yet set up: forget those. */
 static void winfo_forget_unset(void)
@@ -303,6 +447,8 @@ static void winfo_read(int fd, struct winfo *w)
 	w->dflt = fdinfo_get(fd, "default_timeout_ns");
 	w->clockid = fdinfo_get(fd, "clockid");
 	w->slots = fdinfo_get(fd, "touch_slots");
+	w->touch_user = fdinfo_get(fd, "touch_user") == 1;
+	w->registered = fdinfo_get(fd, "touch_registered") == 1;
 	w->max_timeout = max_timeout_of(w->tick);
 }
 
@@ -498,6 +644,9 @@ static int op_einval(const struct winfo *w, const struct twheel_op *op, uint64_t
 	if (op->flags & TWHEEL_OPF_TOUCH) {
 		if (!w->slots || (op->slot >= w->slots && op->slot != TWHEEL_SLOT_NONE))
 			return INVAL_MUST;
+		/* No registered table yet to bind to. */
+		if (w->touch_user && !w->registered && op->slot != TWHEEL_SLOT_NONE)
+			return INVAL_MUST;
 	} else if (op->slot) {
 		return INVAL_MUST;
 	}
@@ -668,13 +817,23 @@ static void do_setup(void)
 		/* Slots without the flag. */
 		args.touch_slots = pick_table_slots();
 		break;
+	case 5:
+	case 6:
+		args.flags = TWHEEL_SETUPF_TOUCH_USER;
+		args.touch_slots = pick_table_slots();
+		break;
+	case 7:
+		/* Both kinds of table at once. */
+		args.flags = TWHEEL_SETUPF_TOUCH | TWHEEL_SETUPF_TOUCH_USER;
+		args.touch_slots = pick_table_slots();
+		break;
 	}
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(p, &args, sizeof(args));
 		memcpy(saved, p, CHECK_LEN);
 	}
-	ret = ioctl(fd, TWHEEL_IOC_SETUP, p);
+	ret = fuzz_ioctl(fd, TWHEEL_IOC_SETUP, p);
 	err = errno;
 	calls++;
 	if (refused_rdonly(accmode, ret, err, "SETUP"))
@@ -684,12 +843,15 @@ static void do_setup(void)
 		report(R_ERRNO, "SETUP returned %d", ret);
 	if (ret == 0) {
 		winfo_forget_unset();
-		n_touch_setups += !!args.touch_slots;
+		n_touch_setups += args.flags == TWHEEL_SETUPF_TOUCH;
+		n_user_setups += args.flags == TWHEEL_SETUPF_TOUCH_USER;
 	}
 	if (kind == P_VALID && memcmp(p, saved, CHECK_LEN))
 		report(R_STRAY, "SETUP wrote into its (input-only) argument");
+	/* Flags 0, TWHEEL_SETUPF_TOUCH or TWHEEL_SETUPF_TOUCH_USER, slots with a flag only. */
 	if (kind == P_VALID && ret == 0 &&
-	    ((args.flags & ~TWHEEL_SETUPF_TOUCH) || (!args.flags != !args.touch_slots) ||
+	    ((args.flags != 0 && args.flags != TWHEEL_SETUPF_TOUCH &&
+	      args.flags != TWHEEL_SETUPF_TOUCH_USER) || (!args.flags != !args.touch_slots) ||
 	     args.touch_slots > TWHEEL_TOUCH_MAX_SLOTS))
 		report(R_ERRNO, "SETUP accepted flags %#x touch_slots %u", args.flags,
 		       args.touch_slots);
@@ -713,7 +875,7 @@ static void do_op(void)
 		before = *op;
 	}
 	t0 = wclock(w);
-	ret = ioctl(fd, TWHEEL_IOC_OP, p);
+	ret = fuzz_ioctl(fd, TWHEEL_IOC_OP, p);
 	err = errno;
 	t1 = wclock(w);
 	calls++;
@@ -769,7 +931,7 @@ static void do_batch(void)
 		args_before = args;
 	}
 	t0 = wclock(w);
-	ret = ioctl(fd, TWHEEL_IOC_BATCH, ap);
+	ret = fuzz_ioctl(fd, TWHEEL_IOC_BATCH, ap);
 	err = errno;
 	t1 = wclock(w);
 	calls++;
@@ -923,7 +1085,7 @@ static void do_refresh_ids(void)
 		memcpy(saved + BATCH_PAGES * PAGE - CHECK_LEN, ap, CHECK_LEN);
 	}
 	t0 = wclock(w);
-	ret = ioctl(wfd[wi], TWHEEL_IOC_REFRESH, ap);
+	ret = fuzz_ioctl(wfd[wi], TWHEEL_IOC_REFRESH, ap);
 	err = errno;
 	t1 = wclock(w);
 	calls++;
@@ -1134,7 +1296,7 @@ static void do_dump(void)
 		memcpy(ap, &args, sizeof(args));
 		memcpy(saved + BATCH_PAGES * PAGE - CHECK_LEN, ap, CHECK_LEN);
 	}
-	ret = ioctl(wfd[wi], TWHEEL_IOC_DUMP, ap);
+	ret = fuzz_ioctl(wfd[wi], TWHEEL_IOC_DUMP, ap);
 	err = errno;
 	t1 = wclock(w);
 	calls++;
@@ -1298,6 +1460,7 @@ struct tmap {
 	size_t len;
 	uint64_t serial;
 	int writable;
+	int wheel_map;			/* a mapping of the wheel, not registered memory */
 };
 static uint8_t *tmap_region;
 static struct tmap tmaps[NTMAPS];
@@ -1547,7 +1710,7 @@ static int mmap_expect(const struct winfo *w, size_t len, uint64_t off, int prot
 	/* The device's own rules (uapi, "Touch table"). */
 	if (!w->setup)
 		return EBADFD;
-	if (!w->slots)
+	if (!w->slots || w->touch_user)
 		return ENODEV;
 	if (off || len > table || !shared || prot & PROT_EXEC)
 		return EINVAL;
@@ -1717,7 +1880,8 @@ static void do_mmap(void)
 		n_maps_refused++;
 		if (expect == 0 || (err != expect && err != alt))
 			report(R_MMAP, "wheel %s%s (table %u slots, fd mode %d): mmap len %zu off %#llx prot %#x flags %#x: %s, expected %s",
-			       w->setup ? "set up" : "not set up", w->slots ? " with a table" : "",
+			       w->setup ? "set up" : "not set up",
+			       w->touch_user ? " with a registered table" : w->slots ? " with a table" : "",
 			       w->slots, w->accmode, len, (unsigned long long)off, prot, flags,
 			       strerror(err), expect ? strerror(expect) : "success");
 		if (ti)
@@ -1727,7 +1891,8 @@ static void do_mmap(void)
 	n_maps_ok++;
 	if (expect)
 		report(R_MMAP, "wheel %s%s (table %u slots, fd mode %d): mmap len %zu off %#llx prot %#x flags %#x succeeded, expected %s",
-		       w->setup ? "set up" : "not set up", w->slots ? " with a table" : "", w->slots,
+		       w->setup ? "set up" : "not set up",
+		       w->touch_user ? " with a registered table" : w->slots ? " with a table" : "", w->slots,
 		       w->accmode, len, (unsigned long long)off, prot, flags, strerror(expect));
 	if (addr && p != addr) {
 		report(R_MMAP, "mmap at a fixed address returned another one");
@@ -1749,6 +1914,7 @@ static void do_mmap(void)
 		m->len = len;
 		m->serial = w->serial;
 		m->writable = !!(prot & PROT_WRITE);
+		m->wheel_map = 1;
 		atomic_store_explicit(&m->live, prot & (PROT_READ | PROT_WRITE) ? 1 : 0,
 				      memory_order_release);
 		if (!atomic_load(&m->live)) {
@@ -1769,7 +1935,7 @@ static void tmap_map(int wi, int ti)
 	size_t table, len;
 	uint8_t *p;
 
-	if (!w->slots || w->accmode != O_RDWR)
+	if (!w->slots || w->touch_user || w->accmode != O_RDWR)
 		return;
 	table = (w->slots + SLOTS_PER_PAGE - 1) / SLOTS_PER_PAGE * PAGE;
 	len = table < TMAP_BYTES ? table : TMAP_BYTES;
@@ -1790,6 +1956,7 @@ static void tmap_map(int wi, int ti)
 	tmaps[ti].len = len;
 	tmaps[ti].serial = w->serial;
 	tmaps[ti].writable = 1;
+	tmaps[ti].wheel_map = 1;
 	atomic_store_explicit(&tmaps[ti].live, 1, memory_order_release);
 }
 
@@ -1820,6 +1987,248 @@ static void do_remap(void)
 	tmap_drop(i);
 	if (rnd_below(&rs, 10) < 7)
 		tmap_map(pick_idx(), i);
+}
+
+/* ---- registered tables: TWHEEL_IOC_TOUCH_REGISTER ---- */
+
+/*
+ * Memory mapped anywhere is a page longer than asked for, so that it never
+ * lands in the one-page hole at `unmapped`, which must stay unmapped.
+ */
+#define ANYWHERE_LEN(len)	((len) + PAGE)
+
+/*
+ * Fresh anonymous memory, shared or private, of @len bytes (whole pages)
+ * for a table of wheel @serial, at sub-region @ti of the writer's if @ti
+ * is not 0 (else ANYWHERE_LEN(@len) anywhere); now and then with stamps
+ * in it already. MAP_FAILED if none.
+ */
+static uint64_t *table_memory(size_t len, int ti, uint64_t serial)
+{
+	int type = rnd_below(&rs, 2) ? MAP_SHARED : MAP_PRIVATE, k;
+	uint64_t *t;
+
+	if (ti) {
+		tmap_drop(ti);
+		tmap_wait_writer(ti);
+	}
+	t = mmap(ti ? tmap_addr(ti) : NULL, ti ? len : ANYWHERE_LEN(len), PROT_READ | PROT_WRITE,
+		 type | MAP_ANONYMOUS | (ti ? MAP_FIXED : 0), -1, 0);
+	calls++;
+	if (t == MAP_FAILED) {
+		if (ti)
+			tmap_reserve(ti);
+		return t;
+	}
+	if (rnd_below(&rs, 2))
+		for (k = 0; k < 64; k++)
+			t[rnd_below(&rs, len / 8)] = stamp_for(&rs, serial);
+	return t;
+}
+
+/* Give the table of @slots slots registered from sub-region @ti to the writer. */
+static void tmap_give(int ti, uint32_t slots, uint64_t serial)
+{
+	tmaps[ti].len = (size_t)slots * 8;
+	tmaps[ti].serial = serial;
+	tmaps[ti].writable = 1;
+	tmaps[ti].wheel_map = 0;
+	atomic_store_explicit(&tmaps[ti].live, 1, memory_order_release);
+}
+
+/* Where a table to register is: the kinds of do_touch_register(). */
+enum { T_GOOD, T_MISALIGNED, T_NULL, T_UNMAPPED, T_RO, T_SHORT, T_KERNEL, T_NONCANON,
+       T_WHEEL_MAP, T_NR };
+
+/*
+ * Register a table for a random wheel, with mutated arguments, and check
+ * the answer against the uapi: EBADF on O_RDONLY, EBADFD before setup,
+ * EFAULT for an argument that cannot be read; EINVAL for flags, a count
+ * other than the wheel's touch_slots or a wheel without
+ * TWHEEL_SETUPF_TOUCH_USER, then EBUSY once registered; then EINVAL for
+ * an address not page-aligned, EFAULT for memory that cannot be pinned
+ * for writing (unmapped, read-only, partly PROT_NONE), either for NULL,
+ * kernel and non-canonical addresses, 0 or EFAULT for another wheel's
+ * mapped table. Nothing is written back; after a success fdinfo says
+ * registered, and a table in a sub-region goes to the writer.
+ */
+static void do_touch_register(void)
+{
+	static const int errs[] = { EBADFD, EFAULT, EINVAL, EBUSY, ENOMEM };
+	static const uint64_t kaddr[] = { 0xffff888000000000ULL, 0xffffffff81000000ULL,
+					  0xffffffffffffff00ULL };
+	struct twheel_touch_register_args args;
+	enum ptr_kind akind;
+	uint8_t *ap = pick_ptr(sizeof(args), &akind);
+	int wi = pick_idx(), ti = 0, tkind, err, expect, alt = ENOMEM, k;
+	const struct winfo *w = wheel_info(wi);
+	uint64_t *t = MAP_FAILED, serial = w->serial;
+	size_t len;
+	long ret;
+
+	memset(&args, 0, sizeof(args));
+	args.slots = w->slots;
+	switch (rnd_below(&rs, 12)) {
+	case 0: args.slots++; break;
+	case 1: args.slots--; break;
+	case 2: args.slots = rnd_below(&rs, 2) ? 0 : (uint32_t)rnd_next(&rs); break;
+	case 3: args.flags = (uint32_t)rnd_next(&rs) | 1U << rnd_below(&rs, 32); break;
+	}
+	len = ((uint64_t)args.slots * 8 + PAGE - 1) / PAGE * PAGE;
+	if (!len)
+		len = PAGE;
+	tkind = rnd_below(&rs, 100) < 60 ? T_GOOD : 1 + (int)rnd_below(&rs, T_NR - 1);
+	/* No memory for huge tables: only addresses that fail at the first page. */
+	if (len > 64 * TMAP_BYTES && (tkind == T_GOOD || tkind == T_RO || tkind == T_SHORT ||
+				      tkind == T_WHEEL_MAP))
+		tkind = T_UNMAPPED;
+	switch (tkind) {
+	case T_GOOD:
+		if (len <= TMAP_BYTES && rnd_below(&rs, 2))
+			ti = 1 + rnd_below(&rs, NTMAPS - 1);
+		t = table_memory(len, ti, serial);
+		if (t == MAP_FAILED)
+			return;
+		args.addr = (uintptr_t)t;
+		break;
+	case T_MISALIGNED:
+		args.addr = (uintptr_t)arena + 8 * (1 + rnd_below(&rs, SLOTS_PER_PAGE - 1));
+		break;
+	case T_NULL:
+		break;
+	case T_UNMAPPED:
+		args.addr = (uintptr_t)unmapped;
+		break;
+	case T_RO:
+		t = mmap(NULL, ANYWHERE_LEN(len), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED)
+			return;
+		args.addr = (uintptr_t)t;
+		break;
+	case T_SHORT:
+		/* The last page (the only one, for a small table) is PROT_NONE. */
+		t = table_memory(len, 0, serial);
+		if (t == MAP_FAILED)
+			return;
+		mprotect((uint8_t *)t + len - PAGE, PAGE, PROT_NONE);
+		args.addr = (uintptr_t)t;
+		break;
+	case T_KERNEL:
+		args.addr = kaddr[rnd_below(&rs, 3)];
+		break;
+	case T_NONCANON:
+		args.addr = 0x0000800000000000ULL + PAGE * rnd_below(&rs, 1 << 20);
+		break;
+	case T_WHEEL_MAP:
+		/* Another wheel's mapped table, in a sub-region of the writer's. */
+		for (k = 1; k < NTMAPS && !(atomic_load(&tmaps[k].live) && tmaps[k].wheel_map); k++)
+			;
+		args.addr = (uintptr_t)(k < NTMAPS ? tmap_addr(k) : unmapped);
+		if (k == NTMAPS)
+			tkind = T_UNMAPPED;
+		break;
+	}
+	if (akind == P_VALID) {
+		fill_pattern(ap, CHECK_LEN);
+		memcpy(ap, &args, sizeof(args));
+		memcpy(saved, ap, CHECK_LEN);
+	}
+	ret = fuzz_ioctl(wfd[wi], TWHEEL_IOC_TOUCH_REGISTER, ap);
+	err = errno;
+	calls++;
+	if (akind == P_VALID && memcmp(ap, saved, CHECK_LEN))
+		report(R_STRAY, "TOUCH_REGISTER wrote into its (input-only) argument");
+	if (refused_rdonly(w->accmode, ret, err, "TOUCH_REGISTER")) {
+		if (ti)
+			tmap_reserve(ti);
+		else if (t != MAP_FAILED)
+			munmap(t, ANYWHERE_LEN(len));
+		return;
+	}
+	if (!w->setup) {
+		expect = EBADFD;
+		alt = 0;
+	} else if (akind != P_VALID) {
+		/* Junk from a read-only page may be any refusal; the rest cannot be read. */
+		expect = akind == P_RO ? -1 : EFAULT;
+		alt = 0;
+	} else if (args.flags || !w->touch_user || args.slots != w->slots) {
+		expect = EINVAL;
+		alt = 0;
+	} else if (w->registered) {
+		expect = EBUSY;
+		alt = 0;
+	} else {
+		switch (tkind) {
+		case T_GOOD: expect = 0; break;
+		case T_MISALIGNED: expect = EINVAL; break;
+		case T_NULL: case T_KERNEL: case T_NONCANON: expect = EINVAL; alt = EFAULT; break;
+		case T_WHEEL_MAP: expect = 0; alt = EFAULT; break;
+		default: expect = EFAULT; break;
+		}
+	}
+	check_errno(ret, err, errs, 5, "TOUCH_REGISTER");
+	if (ret > 0)
+		report(R_ERRNO, "TOUCH_REGISTER returned %ld", ret);
+	else if (expect == -1 ? ret == 0 :
+		 expect == 0 ? ret && err != alt : ret != -1 || (err != expect && err != alt))
+		report(R_ERRNO, "TOUCH_REGISTER on a wheel %s (slots %u%s%s, fd mode %d): slots %u flags %#x table kind %d, arg kind %d: %s, uapi says %s",
+		       w->setup ? "set up" : "not set up", w->slots,
+		       w->touch_user ? ", TOUCH_USER" : "", w->registered ? ", registered" : "",
+		       w->accmode, args.slots, args.flags, tkind, akind,
+		       ret ? strerror(err) : "success", expect > 0 ? strerror(expect) :
+		       expect ? "a refusal" : "success");
+	if (ret == 0) {
+		n_registers_ok++;
+		winfo_forget();
+		if (fdinfo_get(wfd[wi], "touch_registered") != 1)
+			report(R_ERRNO, "TOUCH_REGISTER succeeded, fdinfo says touch_registered %lld",
+			       fdinfo_get(wfd[wi], "touch_registered"));
+		if (ti)
+			tmap_give(ti, args.slots, serial);
+		else if (t != MAP_FAILED && tkind == T_GOOD)
+			munmap(t, ANYWHERE_LEN(len));	/* the pages stay pinned, the wheel's */
+		return;
+	}
+	n_registers_refused++;
+	if (ti)
+		tmap_reserve(ti);
+	else if (t != MAP_FAILED)
+		munmap(t, ANYWHERE_LEN(len));
+}
+
+/*
+ * A table for wheel @wi, just set up with TWHEEL_SETUPF_TOUCH_USER and
+ * @slots slots: fresh memory, registered, most often in a sub-region for
+ * the writer.
+ */
+static void register_at_once(int wi, uint32_t slots)
+{
+	size_t len = ((size_t)slots * 8 + PAGE - 1) / PAGE * PAGE;
+	uint64_t serial = fdinfo_get(wfd[wi], "wheel");
+	int ti = len <= TMAP_BYTES && rnd_below(&rs, 4) ? 1 + rnd_below(&rs, NTMAPS - 1) : 0;
+	uint64_t *t;
+	int ret;
+
+	if (len > 64 * TMAP_BYTES)
+		return;
+	t = table_memory(len, ti, serial);
+	if (t == MAP_FAILED)
+		return;
+	ret = raw_register(wfd[wi], t, slots);
+	calls++;
+	winfo[wi].valid = 0;
+	if (ret)
+		report(R_ERRNO, "TOUCH_REGISTER of fresh memory for %u slots: %s", slots,
+		       strerror(-ret));
+	else
+		n_registers_ok++;
+	if (!ret && ti)
+		tmap_give(ti, slots, serial);
+	else if (ti)
+		tmap_reserve(ti);
+	else
+		munmap(t, ANYWHERE_LEN(len));
 }
 
 /* ---- the probe: what garbage in a table must not do ---- */
@@ -1862,28 +2271,39 @@ static int probe_k(uint64_t id)
 
 /*
  * The probe wheel: tick 1 ms, a table of PROBE_SLOTS the writer garbles
- * (sub-region 0), PROBE_STABLE ids due after the run, each bound or not,
- * and churn ids that only the main thread operates on, so that the model
- * knows every incarnation.
+ * (sub-region 0: the wheel's mapping, or with @user anonymous memory
+ * registered as its table), PROBE_STABLE ids due after the run, each
+ * bound or not, and churn ids that only the main thread operates on, so
+ * that the model knows every incarnation.
  */
-static int probe_start(uint64_t secs)
+static int probe_start(uint64_t secs, int user)
 {
 	struct twheel_op op;
 	uint8_t *p;
 	int k;
 
+	memset(probe, 0, sizeof(probe));
+	probe_chain_on = 0;
 	probe_fd = open(TWHEEL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (probe_fd < 0 || raw_setup_touch(probe_fd, NSEC_PER_MSEC, 10 * NSEC_PER_MSEC, 0,
+					    user ? TWHEEL_SETUPF_TOUCH_USER : TWHEEL_SETUPF_TOUCH,
 					    PROBE_SLOTS))
 		return -1;
-	winfo_read(probe_fd, &probe_w);
-	p = mmap(tmap_addr(0), PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, probe_fd, 0);
-	if (p == MAP_FAILED)
+	tmap_wait_writer(0);
+	if (user)
+		p = mmap(tmap_addr(0), PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	else
+		p = mmap(tmap_addr(0), PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 probe_fd, 0);
+	if (p == MAP_FAILED || (user && raw_register(probe_fd, p, PROBE_SLOTS)))
 		return -1;
+	winfo_read(probe_fd, &probe_w);
 	check_table(&probe_w, (const uint64_t *)p, PAGE, 1, "probe table");
-	tmaps[0].len = PAGE;
+	tmaps[0].len = user ? PROBE_SLOTS * 8 : PAGE;
 	tmaps[0].serial = probe_w.serial;
 	tmaps[0].writable = 1;
+	tmaps[0].wheel_map = !user;
 	atomic_store_explicit(&tmaps[0].live, 1, memory_order_release);
 	for (k = 0; k < PROBE_STABLE; k++) {
 		op_init(&op, TWHEEL_OP_ADD, probe_id(k), TWHEEL_OPF_TIMEOUT,
@@ -2185,9 +2605,12 @@ static void probe_finish(void)
 			       op.result, (unsigned long long)op.deadline_ns,
 			       (unsigned long long)stable_dl[k]);
 	}
-	ksft_print_msg("probe: %llu events, %llu dump chains, %lld touch re-arms\n",
+	ksft_print_msg("probe (%s table): %llu events, %llu dump chains, %lld touch re-arms\n",
+		       probe_w.touch_user ? "registered" : "mapped",
 		       (unsigned long long)n_probe_events, (unsigned long long)n_probe_chains,
 		       fdinfo_get(probe_fd, "touch_rearms"));
+	close(probe_fd);
+	probe_fd = -1;
 }
 
 /* ---- the rest of the storm ---- */
@@ -2201,6 +2624,62 @@ static int vfs_generic(uint32_t cmd)
 	       type == 0x15;
 }
 
+static int is_command(uint32_t cmd)
+{
+	return cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP || cmd == TWHEEL_IOC_BATCH ||
+	       cmd == TWHEEL_IOC_DUMP || cmd == TWHEEL_IOC_REFRESH ||
+	       cmd == TWHEEL_IOC_TOUCH_REGISTER;
+}
+
+/*
+ * Ring commands the device must refuse, untouched: another number, any
+ * at all (no VFS between: FIONBIO and the like are the device's too),
+ * ENOTTY; a non-zero pad in the command area EINVAL, whatever the
+ * number; uring_cmd_flags EINVAL (EFAULT from io_uring for
+ * IORING_URING_CMD_FIXED without registered buffers).
+ */
+static void do_ring_junk(void)
+{
+	static const int commands[] = { TWHEEL_IOC_SETUP, TWHEEL_IOC_OP, TWHEEL_IOC_BATCH,
+					TWHEEL_IOC_DUMP, TWHEEL_IOC_REFRESH,
+					TWHEEL_IOC_TOUCH_REGISTER };
+	enum ptr_kind kind;
+	uint8_t *p = pick_ptr(64, &kind);
+	unsigned int r = rnd_below(&rs, 3);
+	uint32_t cmd, cmd_flags = 0;
+	uint64_t pad = 0;
+	int fd = wfd[pick_idx()], err;
+	long ret;
+
+	if (r == 0) {
+		do
+			cmd = rnd_below(&rs, 2) ? _IOC(rnd_below(&rs, 4), TWHEEL_IOC_MAGIC,
+						      rnd_below(&rs, 16), 8 * rnd_below(&rs, 8)) :
+						  rnd_next(&rs);
+		while (is_command(cmd));
+	} else {
+		cmd = commands[rnd_below(&rs, 6)];
+		if (r == 1)
+			pad = rnd_next(&rs) | 1ULL << rnd_below(&rs, 64);
+		else
+			cmd_flags = (uint32_t)rnd_next(&rs) | 1U << rnd_below(&rs, 32);
+	}
+	if (kind == P_VALID) {
+		fill_pattern(p, CHECK_LEN);
+		memcpy(saved, p, CHECK_LEN);
+	}
+	ret = ring_cmd(fd, cmd, (uintptr_t)p, pad, cmd_flags, rnd_below(&rs, 4) ? 0 : IOSQE_ASYNC);
+	err = errno;
+	calls++;
+	n_ring_junk++;
+	if (ret != -1 || (err != (r ? EINVAL : ENOTTY) && !(r == 2 && err == EFAULT)))
+		report(R_ERRNO, "ring command %#x pad %#llx uring_cmd_flags %#x returned %ld errno %d, uapi says %s",
+		       cmd, (unsigned long long)pad, cmd_flags, ret, ret < 0 ? err : 0,
+		       r ? "EINVAL" : "ENOTTY");
+	if (kind == P_VALID && memcmp(p, saved, CHECK_LEN))
+		report(R_STRAY, "refused ring command %#x wrote into its argument", cmd);
+}
+
 static void do_random_ioctl(void)
 {
 	static const int errs[] = { ENOTTY };
@@ -2209,6 +2688,10 @@ static void do_random_ioctl(void)
 	uint32_t cmd;
 	int ret, err;
 
+	if (ring_cmds && !is_child && rnd_below(&rs, 3) == 0) {
+		do_ring_junk();
+		return;
+	}
 	do {
 		if (rnd_below(&rs, 2))
 			cmd = _IOC(rnd_below(&rs, 4), TWHEEL_IOC_MAGIC, rnd_below(&rs, 8) < 6 ?
@@ -2216,8 +2699,7 @@ static void do_random_ioctl(void)
 				   8 * rnd_below(&rs, 8) : rnd_below(&rs, 1 << 14));
 		else
 			cmd = rnd_next(&rs);
-	} while (vfs_generic(cmd) || cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP ||
-		 cmd == TWHEEL_IOC_BATCH || cmd == TWHEEL_IOC_DUMP || cmd == TWHEEL_IOC_REFRESH);
+	} while (vfs_generic(cmd) || is_command(cmd));
 	if (kind == P_VALID) {
 		fill_pattern(p, CHECK_LEN);
 		memcpy(saved, p, CHECK_LEN);
@@ -2262,7 +2744,7 @@ static void reopen(int i)
 	static const int errs[] = { EINVAL, ENOSPC, ENOMEM };
 	unsigned int r = rnd_below(&rs, 100);
 	int mode = r < 88 ? O_RDWR : r < 97 ? O_RDONLY : O_WRONLY, fd, ret;
-	uint32_t slots = 0;
+	uint32_t slots = 0, flags = 0;
 
 	close(wfd[i]);
 	calls++;
@@ -2279,16 +2761,27 @@ static void reopen(int i)
 	/* Most wheels get a working setup, so the ops go deep. */
 	if (!rnd_below(&rs, 4))
 		return;
-	if (rnd_below(&rs, 10) < 4)
+	r = rnd_below(&rs, 10);
+	if (r < 5) {
 		slots = pick_table_slots();
+		flags = r < 3 ? TWHEEL_SETUPF_TOUCH : TWHEEL_SETUPF_TOUCH_USER;
+	}
 	ret = raw_setup_touch(fd, rnd_below(&rs, 2) ? NSEC_PER_MSEC : TWHEEL_TICK_MIN_NS,
-			      rnd_below(&rs, 5 * NSEC_PER_MSEC), rnd_below(&rs, 2) ? 4096 : 0, slots);
+			      rnd_below(&rs, 5 * NSEC_PER_MSEC), rnd_below(&rs, 2) ? 4096 : 0,
+			      flags, slots);
 	calls++;
 	if (refused_rdonly(mode, ret < 0 ? -1 : ret, -ret, "SETUP with a table"))
 		return;
 	check_errno(ret, -ret, errs, 3, "SETUP with a table");
 	if (ret || !slots)
 		return;
+	if (flags == TWHEEL_SETUPF_TOUCH_USER) {
+		n_user_setups++;
+		/* Most at once, the rest (maybe) by do_touch_register() later. */
+		if (mode == O_RDWR && rnd_below(&rs, 3))
+			register_at_once(i, slots);
+		return;
+	}
 	n_touch_setups++;
 	pristine_add(fdinfo_get(fd, "wheel"));
 	if (rnd_below(&rs, 2))
@@ -2307,8 +2800,10 @@ static void one_call(void)
 		do_op();
 	else if (r < 44)
 		do_batch();
-	else if (r < 58)
+	else if (r < 56)
 		do_read();
+	else if (r < 58)
+		do_touch_register();
 	else if (r < 68)
 		do_random_ioctl();
 	else if (r < 72)
@@ -2375,8 +2870,8 @@ static void do_fd_games(void)
 			report(R_CHILD, "child %d: status %#x", pid, pid > 0 ? status : -1);
 		else
 			calls += 300;
-		/* The child may have set up, mapped and stored into any of them. */
-		winfo_forget_unset();
+		/* The child may have set up, registered, mapped and stored into any of them. */
+		winfo_forget();
 		memset(pristine, 0, sizeof(pristine));
 	}
 }
@@ -2521,7 +3016,7 @@ static int rdonly_never_set_up(void)
 		printf("# open of a read-only wheel: %s\n", strerror(errno));
 		return 1;
 	}
-	err = -raw_setup_touch(fd, NSEC_PER_MSEC, 0, 0, 8);
+	err = -raw_setup_touch(fd, NSEC_PER_MSEC, 0, 0, TWHEEL_SETUPF_TOUCH, 8);
 	p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
 	if (err != EBADF)
 		printf("# SETUP of a wheel opened O_RDONLY: %s\n", err ? strerror(err) : "succeeded");
@@ -2580,6 +3075,13 @@ static void writer_finish(void)
 		       (unsigned long long)w_faults_expected);
 	ksft_print_msg("dump: %llu calls answered, %llu entries checked\n",
 		       (unsigned long long)n_dumps_ok, (unsigned long long)n_dump_entries);
+	ksft_print_msg("register: %llu wheels set up for a registered table, %llu tables registered, %llu registrations refused\n",
+		       (unsigned long long)n_user_setups, (unsigned long long)n_registers_ok,
+		       (unsigned long long)n_registers_refused);
+	if (ring_cmds)
+		ksft_print_msg("ring: %llu commands through the ring (%llu with IOSQE_ASYNC), %llu refused ring commands\n",
+			       (unsigned long long)n_ring_cmds, (unsigned long long)n_ring_async,
+			       (unsigned long long)n_ring_junk);
 }
 
 static void result(int kind, const char *what)
@@ -2594,7 +3096,7 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x7477686565ULL;
 	uint64_t end, total = 0, old_ok = 0, old_n = 0;
 	struct statvfs sv;
-	int i, fd, ok;
+	int i, fd, ok, half, have_ring;
 
 	ksft_print_header();
 	ksft_set_plan(14);
@@ -2614,6 +3116,7 @@ int main(int argc, char **argv)
 	mprotect(arena + 2 * PAGE, PAGE, PROT_NONE);
 	mprotect(batch_region + BATCH_PAGES * PAGE, PAGE, PROT_NONE);
 	mprotect(fail_region + 2 * PAGE, PAGE, PROT_NONE);
+	have_ring = ring_init();
 	munmap(unmapped, PAGE);
 	dev_noexec = !statvfs(TWHEEL_DEVICE, &sv) && (sv.f_flag & ST_NOEXEC);
 	ids[0] = 0;
@@ -2642,23 +3145,35 @@ int main(int argc, char **argv)
 			 "a wheel opened read-only is never set up, nor mapped\n");
 	start_ns = mono_ns();
 	time_lo = start_ns > 30 * NSEC_PER_SEC ? start_ns - 30 * NSEC_PER_SEC : 0;
-	if (probe_start(secs)) {
+	if (probe_start(secs, 0)) {
 		ksft_test_result(0, "set up the probe wheel: %s\n", strerror(errno));
 		printf("fuzz-abi: calls=0 reports=1\n");
 		return 1;
 	}
+	ring_start(have_ring, wfd[0]);
 	if (pthread_create(&writer_th, NULL, writer_main, NULL) == 0)
 		writer_running = 1;
-	end = start_ns + secs * 1000000000ULL;
-	while (mono_ns() < end) {
-		int k;
+	/* The first half with a mapped probe table, the second with a registered one. */
+	for (half = 1; half <= 2; half++) {
+		end = start_ns + half * secs * 1000000000ULL / 2;
+		while (mono_ns() < end) {
+			int k;
 
-		for (k = 0; k < 64; k++)
-			one_call();
+			for (k = 0; k < 64; k++)
+				one_call();
+		}
+		probe_finish();
+		if (half == 2)
+			break;
+		tmap_drop(0);
+		if (probe_start(secs, 1)) {
+			ksft_test_result(0, "set up the probe wheel with a registered table: %s\n",
+					 strerror(errno));
+			printf("fuzz-abi: calls=%llu reports=1\n", (unsigned long long)calls);
+			return 1;
+		}
 	}
-	probe_finish();
 	writer_finish();
-	close(probe_fd);
 
 	for (i = 0; i < NWHEELS; i++, old_n++) {
 		/* Every slot either is set up already or accepts a setup now. */
