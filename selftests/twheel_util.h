@@ -198,9 +198,11 @@ static inline bool debug_kernel(void)
 
 /*
  * How late an expiry may be, beyond one tick, in a software-emulated VM
- * with other jobs on the host. Never-early checks get no slack at all.
+ * with other jobs on the host (a second VM per core stalls a vCPU for
+ * 200 ms at times). Never-early checks get no slack at all; lateness
+ * itself is measured by tests/stress/lateness, not bounded here.
  */
-#define LATE_SLACK_NS	(debug_kernel() ? 1000 * NSEC_PER_MSEC : 200 * NSEC_PER_MSEC)
+#define LATE_SLACK_NS	(debug_kernel() ? 1000 * NSEC_PER_MSEC : 500 * NSEC_PER_MSEC)
 
 /* ---- the device's calls ---- */
 
