@@ -278,7 +278,7 @@ func TestBadInputIsAnErrorNeverAPanic(t *testing.T) {
 		{Kind: OpQuery, ID: 1, Bind: true},
 		{Kind: 0, ID: 1},
 		{Kind: 5, ID: 1},
-		{Kind: OpAdd, ID: 2, Abs: true, Deadline: w.Now().Add(tick * (maxTimeoutTicks + 10))},
+		{Kind: OpAdd, ID: 2, Abs: true, Deadline: w.Now().Add(tick*maxTimeoutTicks + time.Hour)},
 	}
 	for _, op := range bad {
 		_, err := w.Do(op)
