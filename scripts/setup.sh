@@ -56,8 +56,10 @@ packages() {
 		# beside libuv's heap.
 		echo clang libclang-rt-14-dev libuv1-dev libevent-dev pkg-config uthash-dev ;;
 	examples)
-		# examples/orders keeps its orders in SQLite (linked statically).
-		echo libsqlite3-dev ;;
+		# examples/orders keeps its orders in SQLite (linked statically);
+		# examples/bpf-refresh: its BPF program built with clang -target
+		# bpf, loaded with libbpf, linked statically with libelf and zlib.
+		echo libsqlite3-dev clang libbpf-dev libelf-dev zlib1g-dev ;;
 	python)
 		# bindings/python: Debian's python3 with its pytest and
 		# pytest-asyncio for the host tests (the versions the VM's Debian
