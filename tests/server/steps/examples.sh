@@ -11,7 +11,10 @@ src=$T/examples
 [ -f "$src/Makefile" ] || fail "no $src: tests/server/run.sh copies examples/ into the image"
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || fail "libsqlite3-dev is not in the image (build-image.sh)"
 make -C "$src" clean >&2
-make -C "$src" INSTALLED=1 >&2 || fail "make -C examples INSTALLED=1 failed (see the log)"
+# The three installed here: bpf-refresh needs clang and libbpf, which a
+# server of the packages has no use for; it runs in the check's 6.12 VM.
+make -C "$src" INSTALLED=1 EXAMPLES="idle-server orders fdstore" >&2 ||
+	fail "make -C examples INSTALLED=1 failed (see the log)"
 install -m 755 "$src/fdstore/fdstore" /usr/local/bin/twheel-fdstore
 install -m 755 "$src/orders/orders" /usr/local/bin/twheel-orders
 install -m 755 "$src/idle-server/idle-server" /usr/local/bin/twheel-idle-server
