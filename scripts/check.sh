@@ -46,7 +46,10 @@
 #       kselftest-runner: kernel=NAME passed=N failed=N
 #     counts the tests run by the kselftest runner, and uring_test's
 #       uring: kernel=NAME reads=N iou_wrk_threads=N cmds=N
-#     says what went through io_uring there (repeated at the end).
+#     says what went through io_uring there, and examples/bpf-refresh's
+#       bpf-refresh: peers=N silent=S reported=S live_reported=0 early=0
+#         service_cpu_ns_per_packet=C
+#     what the BPF program kept alive (both repeated at the end).
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no"; then
 #     selftests/ copied into that tree as
@@ -94,7 +97,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-rm -f "$out/binding-lines" "$out/uring-lines"
+rm -f "$out/binding-lines" "$out/uring-lines" "$out/bpf-refresh-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -615,7 +618,8 @@ eval_kernel() {
 		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
 	echo "$k: summary lines of the stress tests:"
-	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace): |^idle-server: conns=|^orders: total=|^restart: ids=' "$res" || true
+	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace): |^idle-server: conns=|^orders: total=|^restart: ids=|^bpf-refresh: peers=' "$res" || true
+	grep -E '^bpf-refresh: peers=' "$res" >>"$out/bpf-refresh-lines" || true
 	grep -E '^binding: ' "$res" | sed "s/ kernel=[^ ]*/ kernel=$k/" >>"$out/binding-lines" || true
 	grep -E '^binding: ' "$res" || true
 	release=$(sed -n 's/^twheel-vm: kernel \([^ ]*\) .*/\1/p' "$res" | head -n 1)
@@ -766,6 +770,7 @@ printf '%s\n' ${kselftest_lines[@]+"${kselftest_lines[@]}"}
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
 [ -s "$out/uring-lines" ] && cat "$out/uring-lines"
+[ -s "$out/bpf-refresh-lines" ] && cat "$out/bpf-refresh-lines"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"
