@@ -127,9 +127,10 @@ int twheel_touch_unmap(struct twheel_touch *touch);
  * TWHEEL_SETUPF_TOUCH_USER and @nr_slots slots, its touch table in the
  * caller's memory: @table, page-aligned, @nr_slots * 8 bytes, writable
  * (anonymous memory, a shared mapping, an mmap-able BPF array). The
- * kernel pins it until the wheel is released, charged to RLIMIT_MEMLOCK.
- * Its stamps are on the wheel's clock in the initial time namespace (see
- * "Registered touch table" in <linux/twheel.h>). 0 or -errno.
+ * kernel pins it until the wheel is released, as locked memory of the
+ * process (RLIMIT_MEMLOCK). Its stamps are on the wheel's clock in the
+ * initial time namespace (see "Registered touch table" in
+ * <linux/twheel.h>). 0 or -errno.
  */
 int twheel_touch_register(int fd, void *table, uint32_t nr_slots);
 
