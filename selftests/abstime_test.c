@@ -61,14 +61,6 @@ FIXTURE_TEARDOWN(wheel)
 	close(self->fd);
 }
 
-/* The first point of the grid through @grid (step @tick) at or after @t. */
-static uint64_t grid_up(uint64_t grid, uint64_t tick, uint64_t t)
-{
-	if (t >= grid)
-		return grid + (t - grid + tick - 1) / tick * tick;
-	return grid - (grid - t) / tick * tick;
-}
-
 /* An ABSTIME op with every out field junk. */
 static void abs_op(struct twheel_op *op, uint32_t code, uint64_t id,
 		   uint32_t flags, uint64_t deadline_ns)
@@ -92,9 +84,9 @@ static uint64_t deadline_of(int fd, uint64_t id)
 static void check_next_tick(struct __test_metadata *_metadata, uint64_t grid,
 			    const struct twheel_op *op, uint64_t before, uint64_t after)
 {
-	EXPECT_LE(grid_up(grid, TICK_NS, before), op->deadline_ns);
-	EXPECT_GE(grid_up(grid, TICK_NS, after), op->deadline_ns);
-	EXPECT_EQ(grid_up(grid, TICK_NS, op->deadline_ns), op->deadline_ns) TH_LOG("off the grid");
+	EXPECT_LE(tick_grid_up(grid, TICK_NS, before), op->deadline_ns);
+	EXPECT_GE(tick_grid_up(grid, TICK_NS, after), op->deadline_ns);
+	EXPECT_EQ(tick_grid_up(grid, TICK_NS, op->deadline_ns), op->deadline_ns) TH_LOG("off the grid");
 	EXPECT_GE(TICK_NS, op->remaining_ns);
 	if (op->deadline_ns > after)
 		EXPECT_LE(op->deadline_ns - after, op->remaining_ns);
@@ -126,7 +118,7 @@ TEST_F(wheel, add_at_future_deadline_is_rounded_up_to_the_grid)
 
 	before = mono_ns();
 	d = before + 5 * NSEC_PER_SEC + 12345;
-	want = grid_up(self->grid, TICK_NS, d);
+	want = tick_grid_up(self->grid, TICK_NS, d);
 	dev_prep_add_at(&op, 1, d);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
 	after = mono_ns();
@@ -140,7 +132,7 @@ TEST_F(wheel, add_at_future_deadline_is_rounded_up_to_the_grid)
 /* A grid point seconds ahead: still ahead when the ops run on a stalled VM. */
 TEST_F(wheel, add_at_grid_point_keeps_it)
 {
-	uint64_t d = grid_up(self->grid, TICK_NS, mono_ns()) + 1000 * TICK_NS;
+	uint64_t d = tick_grid_up(self->grid, TICK_NS, mono_ns()) + 1000 * TICK_NS;
 	struct twheel_op op;
 
 	abs_op(&op, TWHEEL_OP_ADD, 1, 0, d);
@@ -237,7 +229,7 @@ TEST_F(wheel, add_at_longest_timeout_ahead_is_taken)
 	/* The kernel reads the clock later: d is less than the maximum ahead. */
 	abs_op(&op, TWHEEL_OP_ADD, 5, 0, d);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d), op.deadline_ns);
 	EXPECT_LT(MAX_TIMEOUT_NS - NSEC_PER_SEC, op.remaining_ns);
 	EXPECT_GE(MAX_TIMEOUT_NS + TICK_NS, op.remaining_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 5));
@@ -288,7 +280,7 @@ TEST_F(wheel, abstime_with_timeout_flag_is_still_a_deadline)
 
 	abs_op(&op, TWHEEL_OP_ADD, 7, TWHEEL_OPF_TIMEOUT, d);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d), op.deadline_ns);
 }
 
 TEST_F(wheel, add_at_live_id_is_eexist_and_keeps_deadline)
@@ -312,12 +304,12 @@ TEST_F(wheel, refresh_at_moves_deadline_both_ways)
 	d1 = mono_ns() + 5 * NSEC_PER_SEC + 1;
 	dev_prep_refresh_at(&op, 9, d1, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d1), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d1), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 9));
 	d2 = mono_ns() + 500 * NSEC_PER_MSEC + 3;
 	dev_prep_refresh_at(&op, 9, d2, 0);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d2), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d2), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 9));
 }
 
@@ -363,13 +355,13 @@ TEST_F(wheel, refresh_at_add_if_absent_adds_at_deadline)
 
 	dev_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d), op.deadline_ns);
 	EXPECT_EQ(op.deadline_ns, deadline_of(self->fd, 13));
 	/* And refreshes it when present. */
 	d += NSEC_PER_SEC;
 	dev_prep_refresh_at(&op, 13, d, TWHEEL_OPF_ADD_IF_ABSENT);
 	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, d), deadline_of(self->fd, 13));
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, d), deadline_of(self->fd, 13));
 	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
 }
 
@@ -416,13 +408,13 @@ TEST_F(wheel, abstime_ops_in_a_batch_each_get_their_result)
 		    TWHEEL_OPF_ABSTIME);
 	ASSERT_EQ(5, dev_batch(self->fd, ops, 5));
 	EXPECT_EQ(0, ops[0].result);
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, now + NSEC_PER_SEC + 1), ops[0].deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, now + NSEC_PER_SEC + 1), ops[0].deadline_ns);
 	EXPECT_EQ(-EINVAL, ops[1].result);
 	EXPECT_EQ(0, ops[1].deadline_ns);
 	EXPECT_EQ(0, ops[1].remaining_ns);
 	EXPECT_EQ(0, ops[2].result);
 	EXPECT_EQ(0, ops[3].result);
-	EXPECT_EQ(grid_up(self->grid, TICK_NS, now + 2 * NSEC_PER_SEC + 1), ops[3].deadline_ns);
+	EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, now + 2 * NSEC_PER_SEC + 1), ops[3].deadline_ns);
 	EXPECT_EQ(-EINVAL, ops[4].result);
 	EXPECT_EQ(2, fdinfo_get(self->fd, "live"));
 }
@@ -474,7 +466,7 @@ TEST_F(wheel, events_mixing_abstime_and_timeouts_come_in_deadline_order)
 		deadline[j] = ops[i].deadline_ns;
 		EXPECT_LE(asked[j], deadline[j]) TH_LOG("id %d early", j);
 		if (j % 2)
-			EXPECT_EQ(grid_up(self->grid, TICK_NS, asked[j]), deadline[j]);
+			EXPECT_EQ(tick_grid_up(self->grid, TICK_NS, asked[j]), deadline[j]);
 	}
 	got = drain_until(self->fd, ev, N, base + N * TICK_NS + STUCK_NS);
 	ASSERT_EQ(N, got);
@@ -521,7 +513,7 @@ TEST(boottime_wheel_takes_boottime_deadlines)
 			       (unsigned long long)(ahead / NSEC_PER_MSEC));
 		close(fd);
 	}
-	EXPECT_EQ(grid_up(grid, TICK_NS, d), op.deadline_ns);
+	EXPECT_EQ(tick_grid_up(grid, TICK_NS, d), op.deadline_ns);
 	memset(&ev, JUNK, sizeof(ev));
 	ASSERT_EQ(1, dev_read_events(fd, &ev, 1));
 	boot = clock_ns(CLOCK_BOOTTIME);

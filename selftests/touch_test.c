@@ -51,11 +51,10 @@
 
 /* ---- helpers ---- */
 
+/* @t rounded up to the tick grid through @grid. */
 static uint64_t grid_up(uint64_t grid, uint64_t t)
 {
-	if (t >= grid)
-		return grid + (t - grid + TICK_NS - 1) / TICK_NS * TICK_NS;
-	return grid - (grid - t) / TICK_NS * TICK_NS;
+	return tick_grid_up(grid, TICK_NS, t);
 }
 
 /* A wheel with a table of @slots on @clk, or -errno. */

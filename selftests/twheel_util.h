@@ -204,6 +204,17 @@ static inline bool debug_kernel(void)
  */
 #define LATE_SLACK_NS	(debug_kernel() ? 1000 * NSEC_PER_MSEC : 500 * NSEC_PER_MSEC)
 
+/*
+ * The first point at or after @t of the grid through @grid with step
+ * @tick: where a wheel whose tick @grid is rounds @t up to.
+ */
+static inline uint64_t tick_grid_up(uint64_t grid, uint64_t tick, uint64_t t)
+{
+	if (t >= grid)
+		return grid + (t - grid + tick - 1) / tick * tick;
+	return grid - (grid - t) / tick * tick;
+}
+
 /* ---- the device's calls ---- */
 
 /* A timeout argument that selects the wheel's default timeout. */
