@@ -479,6 +479,21 @@ static inline void dev_touch(const struct dev_touch *touch, uint32_t slot)
 	dev_touch_at(touch, slot, clock_ns(touch->clockid));
 }
 
+/*
+ * TWHEEL_IOC_TOUCH_REGISTER: the @slots slots at @addr become the table
+ * of a wheel set up with TWHEEL_SETUPF_TOUCH_USER. 0 or -errno.
+ */
+static inline int dev_touch_register(int fd, const void *addr, uint32_t slots, uint32_t flags)
+{
+	struct twheel_touch_register_args args = {
+		.addr = (uint64_t)(uintptr_t)addr,
+		.slots = slots,
+		.flags = flags,
+	};
+
+	return dev_ret(ioctl(fd, TWHEEL_IOC_TOUCH_REGISTER, &args));
+}
+
 /* ---- wheels ---- */
 
 /* Byte that output structs are filled with before a call. */
