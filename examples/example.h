@@ -8,12 +8,16 @@
 #define TWHEEL_EXAMPLE_H
 
 #include <errno.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef NSEC_PER_SEC
 #define NSEC_PER_SEC	1000000000ULL
@@ -60,6 +64,29 @@ static inline uint64_t rnd(uint64_t *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/*
+ * Bring lo up: a bare VM boots with it down; a system with it up is left
+ * alone. 0, or -1 with the reason on stderr after "@prog: ".
+ */
+static inline int lo_up(const char *prog)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
+		ret = -1;
+	else if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		ret = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	if (ret)
+		fprintf(stderr, "%s: bring lo up: %s\n", prog, strerror(errno));
+	if (s >= 0)
+		close(s);
+	return ret;
 }
 
 /* The value of "@key:" in /proc/self/fdinfo/@fd (a wheel's settings and counters), or -1. */

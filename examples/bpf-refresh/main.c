@@ -89,26 +89,6 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 }
 
-/* A bare VM boots with lo down; a system with it up is left alone. */
-static int lo_up(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int ret = 0;
-
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
-		ret = -1;
-	else if (!(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		ret = ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	if (ret)
-		fprintf(stderr, "bpf-refresh: bring lo up: %s\n", strerror(errno));
-	if (s >= 0)
-		close(s);
-	return ret;
-}
-
 /* In the service's thread: one expiration. */
 static void record(void *arg, const struct twheel_event *ev)
 {
@@ -169,7 +149,7 @@ static int check(const struct opts *o)
 		return 1;
 	}
 	printf("TAP version 13\n1..1\n");
-	if (lo_up())
+	if (lo_up("bpf-refresh"))
 		return 1;
 	for (uint32_t i = 0; i < o->nr_peers; i++)
 		addrs[i] = htonl(PEER_ADDR_BASE + i);

@@ -124,26 +124,6 @@ static int listen_on(uint16_t port)
 	return fd;
 }
 
-/* A bare VM boots with lo down; a system with it up is left alone. */
-static int lo_up(void)
-{
-	struct ifreq ifr = { .ifr_name = "lo" };
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int ret = 0;
-
-	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr))
-		ret = -1;
-	else if (!(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		ret = ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	if (ret)
-		fprintf(stderr, "idle-server: bring lo up: %s\n", strerror(errno));
-	if (s >= 0)
-		close(s);
-	return ret;
-}
-
 /* RLIMIT_NOFILE to at least @n (raising the hard limit needs root). */
 static int nofile_at_least(rlim_t n)
 {
@@ -275,7 +255,7 @@ static int check(const struct opts *o)
 	bool ok;
 	pid_t pid;
 
-	if (lo_up() || nofile_at_least(scfg.max_conns))
+	if (lo_up("idle-server") || nofile_at_least(scfg.max_conns))
 		return 1;
 	lfd = listen_on(0);
 	scfg.log = tmpfile();
