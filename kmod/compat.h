@@ -124,6 +124,38 @@ static inline u32 twheel_uring_cmd_flags(const struct io_uring_cmd *ioucmd)
 	return 0;
 #endif
 }
+
+/*
+ * io_uring of 6.1 loses the CQE of a command that returns a positive
+ * value (BATCH, REFRESH, DUMP: a count) when it runs from an io-wq worker
+ * (IOSQE_ASYNC): io_uring_cmd() returns the count to io-wq, which takes
+ * any value but -EAGAIN for done and posts nothing. Inline, the count is
+ * posted through the failure path, which cancels an IOSQE_IO_LINK chain.
+ * io_uring fixed it in 2024 by completing such commands as IOU_OK
+ * (liburing issue 1181); 6.12 has the fix, 6.1 (6.1.0-57) does not. Up
+ * to 6.11 the handler posts every result itself, as an asynchronous
+ * command does (io_uring_cmd_done(), then -EIOCBQUEUED), which is right
+ * on every version. io_uring_cmd_done() takes the issue flags since
+ * 6.1's stable releases (6.3 upstream).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+static inline long twheel_uring_cmd_post(struct io_uring_cmd *ioucmd, long ret,
+					 unsigned int issue_flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0)
+	io_uring_cmd_done(ioucmd, ret, 0, issue_flags);
+#else
+	io_uring_cmd_done(ioucmd, ret, 0);
+#endif
+	return -EIOCBQUEUED;
+}
+#else
+static inline long twheel_uring_cmd_post(struct io_uring_cmd *ioucmd, long ret,
+					 unsigned int issue_flags)
+{
+	return ret;
+}
+#endif
 #else
 #define twheel_uring_cmd_fop(fn)
 #endif

@@ -48,6 +48,9 @@ int twheel_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		return -EAGAIN;
 	ret = twheel_command(ioucmd->file, cmd, u64_to_user_ptr(arg));
 	/* ioctl(2) turns an unknown command into ENOTTY in the VFS; do so too. */
-	return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
+	if (ret == -ENOIOCTLCMD)
+		ret = -ENOTTY;
+	/* Where io_uring could lose a count, post the CQE here (compat.h). */
+	return twheel_uring_cmd_post(ioucmd, ret, issue_flags);
 }
 #endif
