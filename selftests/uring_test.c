@@ -865,6 +865,54 @@ TEST_F(cmd, ring_commands_run_inline)
 	EXPECT_EQ(N, fdinfo_get(self->fd, "live"));
 }
 
+/*
+ * A command that returns a count completes with it from an io-wq worker
+ * (IOSQE_ASYNC), and inline without failing the link it heads: io_uring
+ * before 6.11 lost such a CQE from a worker and took such a count for a
+ * failure inline, unless the device posts it itself (compat.h).
+ */
+TEST_F(cmd, counts_complete_from_a_worker_and_keep_a_link)
+{
+	struct twheel_dump_entry de[8];
+	struct twheel_dump_args da = { .entries = (uintptr_t)de, .count = 8 };
+	struct twheel_batch_args ba;
+	struct twheel_op ops[3], q;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		dev_prep_add(&ops[i], 10 + i, LONG_NS);
+	ba = (struct twheel_batch_args){ .ops = (uintptr_t)ops, .count = 3 };
+	sqe = sqe_of(&self->ring);
+	prep_ring_cmd(sqe, self->fd, TWHEEL_IOC_BATCH, &ba);
+	sqe->flags |= IOSQE_ASYNC;
+	EXPECT_EQ(3, ring_wait(_metadata, &self->ring)) TH_LOG("BATCH from a worker");
+	sqe = sqe_of(&self->ring);
+	prep_ring_cmd(sqe, self->fd, TWHEEL_IOC_DUMP, &da);
+	sqe->flags |= IOSQE_ASYNC;
+	EXPECT_EQ(3, ring_wait(_metadata, &self->ring)) TH_LOG("DUMP from a worker");
+
+	/* Inline: a BATCH of 3 heading a link, then a QUERY it links to. */
+	for (i = 0; i < 3; i++)
+		dev_prep_add(&ops[i], 20 + i, LONG_NS);
+	dev_prep_query(&q, 20);
+	sqe = sqe_of(&self->ring);
+	prep_ring_cmd(sqe, self->fd, TWHEEL_IOC_BATCH, &ba);
+	sqe->flags |= IOSQE_IO_LINK;
+	prep_ring_cmd(sqe_of(&self->ring), self->fd, TWHEEL_IOC_OP, &q);
+	ASSERT_EQ(2, io_uring_submit(&self->ring));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, wait_cqe_ns(&self->ring, &cqe, WAIT_NS)) TH_LOG("CQE %u of the link", i);
+		/* The batch's count, then the query's 0, not -ECANCELED. */
+		EXPECT_EQ(i ? 0 : 3, cqe->res) TH_LOG("CQE %u of the link", i);
+		io_uring_cqe_seen(&self->ring, cqe);
+		__atomic_add_fetch(&tally->cmds, 1, __ATOMIC_RELAXED);
+	}
+	EXPECT_EQ(0, q.result);
+	EXPECT_EQ(6, fdinfo_get(self->fd, "live"));
+}
+
 /* SETUP as a ring command (which io_uring runs from a worker) works. */
 TEST_F(cmd, setup_as_a_ring_command)
 {
