@@ -92,17 +92,22 @@ test('device: bad input throws TypeError or RangeError and changes nothing', { s
 });
 
 test('device: add, query, refresh and cancel; errors name the op and the id', { skip }, () => {
+  // Timeouts of a minute: nothing here may expire, however slow the VM.
   const w = wheel();
+  const T = 60000n * MS;
   const t0 = w.now();
-  const d = w.add(42, { timeoutMs: 1000 });
-  assert.ok(d >= t0 + 1000n * MS && d % w.tickNs === d % w.tickNs);
+  const d = w.add(42, { timeoutMs: 60000 });
+  const t1 = w.now();
+  assert.ok(d >= t0 + T && d < t1 + T + w.tickNs, `deadline ${d} not add + timeout, rounded up`);
   assert.throws(() => w.add(42), (e) => systemCode('EEXIST')(e) && e.errno === -17 &&
     e.message === 'EEXIST: id already in the wheel, add 42' && e.id === 42);
+  const q0 = w.now();
   const q = w.query(42);
+  const q1 = w.now();
   assert.equal(q.deadlineNs, d);
-  assert.ok(q.remainingNs > 0n && q.remainingNs <= 1000n * MS);
-  const d2 = w.refresh(42, { timeoutMs: 5000 });
-  assert.ok(d2 > d);
+  assert.ok(q.remainingNs <= d - q0 && q.remainingNs >= d - q1, `remaining ${q.remainingNs}`);
+  const d2 = w.refresh(42, { timeoutMs: 120000 });
+  assert.ok(d2 >= q1 + 2n * T && d2 > d);
   assert.equal(w.cancel(42), d2);
   for (const [fn, op] of [[() => w.refresh(42), 'refresh'], [() => w.cancel(42), 'cancel'],
     [() => w.query(42), 'query']])
@@ -173,20 +178,26 @@ test('device: exactly once with several iterators and listeners', { skip }, asyn
 });
 
 test('device: refresh moves the deadline, later and earlier', { skip }, async () => {
+  // Id 1 moves from 1 s to 2 s, id 3 from a minute to 0.1 s, id 2 stays;
+  // each fires at its new deadline, in deadline order.
   const w = wheel();
-  w.add(1, { timeoutMs: 150 });
-  w.add(2, { timeoutMs: 150 });
-  w.add(3, { timeoutMs: 5000 });
+  const added = w.batch([1, 2].map((id) => ({ op: 'add', id, timeoutMs: 1000 }))
+    .concat({ op: 'add', id: 3, timeoutMs: 60000 }));
+  assert.deepEqual(added.map((r) => r.code), [null, null, null]);
   const t = w.now();
-  const d1 = w.refresh(1, { timeoutMs: 400 });
-  const d3 = w.refresh(3, { timeoutMs: 50 });
-  assert.ok(d1 >= t + 400n * MS && d3 >= t + 50n * MS);
+  const d1 = w.refresh(1, { timeoutMs: 2000 });
+  const d3 = w.refresh(3, { timeoutMs: 100 });
+  assert.ok(d1 >= t + 2000n * MS && d1 > added[0].deadlineNs);
+  assert.ok(d3 >= t + 100n * MS && d3 < added[2].deadlineNs);
   const got = await collect(w, 3);
   const at = Object.fromEntries(got.map((e) => [e.id, e]));
   assert.equal(at[1].deadlineNs, d1);
-  assert.ok(at[1].seenNs >= t + 400n * MS, 'refreshed id expired before its new deadline');
+  assert.ok(at[1].seenNs >= t + 2000n * MS, 'refreshed id expired before its new deadline');
+  assert.equal(at[2].deadlineNs, added[1].deadlineNs);
   assert.equal(at[3].deadlineNs, d3);
-  assert.deepEqual(got.map((e) => e.id), [3, 2, 1]);
+  assert.deepEqual(got.map((e) => e.id).sort(), [1, 2, 3]);
+  for (let i = 1; i < got.length; i++)
+    assert.ok(got[i - 1].deadlineNs <= got[i].deadlineNs, 'out of deadline order');
   w.close();
 });
 
