@@ -154,9 +154,9 @@ FIXTURE_VARIANT_ADD(touch, registered) {
 };
 
 /*
- * A wheel of @slots slots whose table is @len bytes of the caller's
- * anonymous shared memory, registered; described in *@t as a mapped one
- * would be (dev_touch_unmap() unmaps it). The fd, or -errno.
+ * A wheel of @slots slots whose table is the caller's anonymous shared
+ * memory, registered; described in *@t as a mapped one would be
+ * (dev_touch_unmap() unmaps it). The fd, or -errno.
  */
 static int registered_wheel(uint32_t slots, uint64_t dflt_ns, uint32_t cap, struct dev_touch *t)
 {
@@ -168,27 +168,21 @@ static int registered_wheel(uint32_t slots, uint64_t dflt_ns, uint32_t cap, stru
 		.flags = TWHEEL_SETUPF_TOUCH_USER,
 		.touch_slots = slots,
 	};
-	size_t len = (size_t)slots * sizeof(*t->slots);
 	int fd = dev_open(O_CLOEXEC | O_NONBLOCK), ret;
-	void *p;
 
 	if (fd < 0)
 		return fd;
 	ret = dev_setup_params(fd, &args);
 	if (ret)
 		goto err_close;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		ret = -errno;
+	ret = dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, t);
+	if (ret)
 		goto err_close;
-	}
-	ret = dev_touch_register(fd, p, slots, 0);
+	ret = dev_touch_register(fd, t->slots, slots, 0);
 	if (ret) {
-		munmap(p, len);
+		dev_touch_unmap(t);
 		goto err_close;
 	}
-	*t = (struct dev_touch){ .slots = p, .nr_slots = slots,
-				 .clockid = CLOCK_MONOTONIC, .map_len = len };
 	return fd;
 
 err_close:

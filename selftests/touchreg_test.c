@@ -95,25 +95,6 @@ static int user_wheel(uint32_t slots)
 	return fd;
 }
 
-/*
- * Memory for a table of @slots slots, mapped with @prot and @flags (and
- * MAP_ANONYMOUS), described as a table on CLOCK_MONOTONIC; 0 or -errno.
- */
-static int table_map(uint32_t slots, int prot, int flags, struct dev_touch *t)
-{
-	size_t len = table_len(slots);
-	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
-
-	memset(t, 0, sizeof(*t));
-	if (p == MAP_FAILED)
-		return -errno;
-	t->slots = p;
-	t->nr_slots = slots;
-	t->clockid = CLOCK_MONOTONIC;
-	t->map_len = len;
-	return 0;
-}
-
 /* The deadline of a probe added now: a point of the wheel's tick grid. */
 static uint64_t probe_grid(struct __test_metadata *_metadata, int fd)
 {
@@ -281,7 +262,7 @@ FIXTURE_SETUP(reg)
 {
 	self->fd = user_wheel(SLOTS);
 	ASSERT_LE(0, self->fd) TH_LOG("setup: %s", strerror(-self->fd));
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &self->t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &self->t));
 	ASSERT_EQ(0, dev_touch_register(self->fd, self->t.slots, SLOTS, 0));
 	self->grid = probe_grid(_metadata, self->fd);
 }
@@ -322,7 +303,7 @@ TEST(register_on_a_wheel_without_touch_user_is_einval)
 	ASSERT_LE(0, plain);
 	ASSERT_LE(0, own);
 	ASSERT_EQ(0, setup_errno(own, TWHEEL_SETUPF_TOUCH, SLOTS, 0));
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	EXPECT_EQ(-EINVAL, dev_touch_register(plain, t.slots, 0, 0));
 	EXPECT_EQ(-EINVAL, dev_touch_register(plain, t.slots, SLOTS, 0));
 	EXPECT_EQ(-EINVAL, dev_touch_register(own, t.slots, SLOTS, 0));
@@ -348,7 +329,7 @@ TEST(register_with_bad_flags_slots_or_addr_is_einval)
 
 	ASSERT_LE(0, fd);
 	/* A page more than the table: only the alignment is wrong below. */
-	ASSERT_EQ(0, table_map(SLOTS + page_size() / 8, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS + page_size() / 8, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	p = (char *)t.slots;
 	for (i = 0; i < ARRAY_SIZE(bad_flags); i++)
 		EXPECT_EQ(-EINVAL, dev_touch_register(fd, p, SLOTS, bad_flags[i]))
@@ -380,8 +361,8 @@ TEST(second_register_is_ebusy)
 	long long lck;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t1));
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t2));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t1));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t2));
 	ASSERT_EQ(0, dev_touch_register(fd, t1.slots, SLOTS, 0));
 	lck = vm_lck_kb();
 	EXPECT_EQ(-EBUSY, dev_touch_register(fd, t2.slots, SLOTS, 0));
@@ -412,7 +393,7 @@ TEST(register_on_an_rdonly_descriptor_is_ebadf)
 	struct dev_touch t;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	EXPECT_EQ(-EBADF, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(-EBADF, dev_touch_register(fd, t.slots, 0, UINT32_MAX));
 	errno = 0;
@@ -432,7 +413,7 @@ TEST(register_before_setup_is_ebadfd)
 	struct dev_touch t;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	EXPECT_EQ(-EBADFD, dev_touch_register(fd, t.slots, SLOTS, 0));
 	/* Nothing of it stayed: the wheel sets up and registers. */
 	EXPECT_EQ(0, setup_errno(fd, TWHEEL_SETUPF_TOUCH_USER, SLOTS, 0));
@@ -455,8 +436,8 @@ TEST(register_of_memory_that_cannot_be_pinned_is_efault)
 	char *p;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	ASSERT_EQ(0, table_map(slots, PROT_READ, MAP_PRIVATE, &ro));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ, MAP_PRIVATE, &ro));
 	p = (char *)t.slots;
 	lck = vm_lck_kb();
 	ASSERT_LE(0, lck);
@@ -516,7 +497,7 @@ TEST(bind_before_register_is_einval)
 	d = add_bound(_metadata, fd, 5, TWHEEL_SLOT_NONE, SHORT_NS);
 	expect_expiry(_metadata, fd, 5, d);
 
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	add_bound(_metadata, fd, 1, 0, DEV_TIMEOUT_DEFAULT);
 	dev_prep_refresh(&op, 2, DEV_TIMEOUT_DEFAULT, 0);
@@ -550,7 +531,7 @@ TEST(mmap_of_a_touch_user_wheel_is_enodev)
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(ENODEV, mmap_errno(fd));
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(ENODEV, mmap_errno(fd));
 	close(fd);
@@ -574,7 +555,7 @@ TEST(fdinfo_shows_touch_user_and_registered)
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_user"));
 	EXPECT_EQ(0, fdinfo_get(fd, "touch_registered"));
 	EXPECT_EQ(SLOTS, fdinfo_get(fd, "touch_slots"));
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_user"));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
@@ -755,7 +736,7 @@ TEST(stamps_are_on_the_kernel_clock_in_any_time_namespace)
 	ASSERT_LE(0, fd);
 	off = fdinfo_get(fd, "clock_offset_ns");
 	ASSERT_EQ(-secs * (long long)NSEC_PER_SEC, off);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	grid = probe_grid(_metadata, fd);
 	d1 = add_bound(_metadata, fd, 1, 1, SHORT_NS);
@@ -812,7 +793,7 @@ TEST(child_stamps_in_a_shared_table_count)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	grid = probe_grid(_metadata, fd);
 	d1 = add_bound(_metadata, fd, 1, 7, TOUT_NS);
@@ -847,7 +828,7 @@ TEST(table_registered_by_an_exited_child_stays)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	lck = vm_lck_kb();
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -933,8 +914,8 @@ TEST(register_past_rlimit_memlock_is_enomem)
 	int fd = user_wheel(slots);
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, table_map(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	ASSERT_EQ(0, table_map(1, PROT_READ | PROT_WRITE, MAP_PRIVATE, &other));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(1, PROT_READ | PROT_WRITE, MAP_PRIVATE, &other));
 	ASSERT_EQ(0, drop_cap(CAP_IPC_LOCK));
 	lck = vm_lck_kb();
 	ASSERT_LE(0, lck);
@@ -975,7 +956,7 @@ TEST(vm_lck_counts_the_table_until_close)
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, table_map(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	lck = vm_lck_kb();
 	ASSERT_LE(0, lck);
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, slots, 0));

@@ -494,6 +494,29 @@ static inline int dev_touch_register(int fd, const void *addr, uint32_t slots, u
 	return dev_ret(ioctl(fd, TWHEEL_IOC_TOUCH_REGISTER, &args));
 }
 
+/*
+ * Anonymous memory for a table of @nr_slots slots, whole pages, mapped
+ * with @prot and @flags (MAP_SHARED or MAP_PRIVATE; MAP_ANONYMOUS is
+ * added) and described as a table on CLOCK_MONOTONIC, ready for
+ * dev_touch_register(); dev_touch_unmap() unmaps it. 0 or -errno.
+ */
+static inline int dev_touch_anon(uint32_t nr_slots, int prot, int flags,
+				 struct dev_touch *touch)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((size_t)nr_slots * sizeof(*touch->slots) + ps - 1) / ps * ps;
+	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
+
+	memset(touch, 0, sizeof(*touch));
+	if (p == MAP_FAILED)
+		return -errno;
+	touch->slots = p;
+	touch->nr_slots = nr_slots;
+	touch->clockid = CLOCK_MONOTONIC;
+	touch->map_len = len;
+	return 0;
+}
+
 /* ---- wheels ---- */
 
 /* Byte that output structs are filled with before a call. */
