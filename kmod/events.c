@@ -69,12 +69,14 @@ static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
 }
 
 /*
- * A read that must not sleep (O_NONBLOCK, or IOCB_NOWAIT: io_uring's
+ * A read that must not block (O_NONBLOCK, or IOCB_NOWAIT: io_uring's
  * inline attempt, preadv2's RWF_NOWAIT) answers EAGAIN instead of waiting
  * for events or for another reader, so that io_uring waits for EPOLLIN
- * and retries rather than handing the read to a worker thread; the only
- * wait left on that path is for ctx->lock, never held across a user copy
- * or an allocation.
+ * and retries rather than handing the read to a worker thread. The waits
+ * left on that path are for ctx->lock, never held across a user copy or
+ * an allocation, and, once the events are taken, the allocation of a
+ * smaller index when reading has left the index far too big for the ids
+ * that remain (GFP_KERNEL, as any op's may be).
  */
 ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
