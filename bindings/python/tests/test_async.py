@@ -173,9 +173,10 @@ async def test_cancelled_async_for_loses_nothing(wheel: twheel.Wheel) -> None:
 @pytest.mark.asyncio
 async def test_leaving_async_for_early_keeps_the_rest_for_the_next_reader(wheel: twheel.Wheel) -> None:
     # One deadline for all ten: they expire in one tick, readable together.
+    # One batch, so that they share it even if it is past by then.
     deadline = wheel.now() + 20 * MS
-    for i in range(10):
-        wheel.add(i, deadline_ns=deadline)
+    results = wheel.batch(twheel.Op.add(i, deadline_ns=deadline) for i in range(10))
+    assert all(r.ok for r in results) and len({r.deadline_ns for r in results}) == 1
     assert select.select([wheel], [], [], PATIENCE)[0]
     first = None
     async for ev in wheel.events(batch=64):

@@ -19,17 +19,21 @@ import twheel
 from conftest import TICK, TIMEOUT, needs_device
 
 MS = twheel.MSEC
+# A timeout no id reaches during a test, however slow the VM.
+LONG = 60 * twheel.SEC
 U64_MAX = 2**64 - 1
 
 
 def test_add_sets_the_deadline_from_the_timeout(wheel: twheel.Wheel) -> None:
     before = wheel.now()
-    deadline = wheel.add(1, 200 * MS)
+    deadline = wheel.add(1, LONG)
     after = wheel.now()
-    assert before + 200 * MS <= deadline <= after + 200 * MS + TICK
+    assert before + LONG <= deadline <= after + LONG + TICK
+    before = wheel.now()
     left = wheel.query(1)
+    after = wheel.now()
     assert left.deadline_ns == deadline
-    assert 0 < left.remaining_ns <= 200 * MS + TICK
+    assert deadline - after <= left.remaining_ns <= deadline - before
 
 
 def test_add_without_timeout_uses_the_default(wheel: twheel.Wheel) -> None:
@@ -44,7 +48,7 @@ def test_deadlines_are_on_one_tick_grid(wheel: twheel.Wheel) -> None:
 
 
 def test_add_of_a_live_id_is_exists(wheel: twheel.Wheel) -> None:
-    first = wheel.add(7)
+    first = wheel.add(7, LONG)
     with pytest.raises(twheel.Exists) as info:
         wheel.add(7, 10 * MS)
     assert isinstance(info.value, FileExistsError)
@@ -54,24 +58,24 @@ def test_add_of_a_live_id_is_exists(wheel: twheel.Wheel) -> None:
 
 
 def test_ids_zero_and_max_are_valid(wheel: twheel.Wheel) -> None:
-    wheel.add(0)
-    wheel.add(U64_MAX)
+    wheel.add(0, LONG)
+    wheel.add(U64_MAX, LONG)
     assert wheel.cancel(0) > 0 and wheel.cancel(U64_MAX) > 0
 
 
 def test_refresh_moves_the_deadline_later_and_earlier(wheel: twheel.Wheel) -> None:
-    first = wheel.add(3, 100 * MS)
-    later = wheel.refresh(3, 500 * MS)
-    assert later >= first + 400 * MS - TICK
-    earlier = wheel.refresh(3, 50 * MS)
+    first = wheel.add(3, LONG)
+    later = wheel.refresh(3, 2 * LONG)
+    assert later >= first + LONG - TICK
+    earlier = wheel.refresh(3, LONG // 2)
     assert earlier < later
     assert wheel.query(3).deadline_ns == earlier
 
 
 def test_refresh_without_timeout_uses_the_default_not_the_previous(wheel: twheel.Wheel) -> None:
-    wheel.add(4, 50 * MS)
+    wheel.add(4, LONG)
     before = wheel.now()
-    assert wheel.refresh(4) >= before + TIMEOUT
+    assert before + TIMEOUT <= wheel.refresh(4) <= wheel.now() + TIMEOUT + TICK
 
 
 def test_refresh_of_an_absent_id_is_not_found(wheel: twheel.Wheel) -> None:
@@ -82,14 +86,19 @@ def test_refresh_of_an_absent_id_is_not_found(wheel: twheel.Wheel) -> None:
 
 
 def test_refresh_add_if_absent_adds_and_refreshes(wheel: twheel.Wheel) -> None:
-    added = wheel.refresh(6, 100 * MS, add_if_absent=True)
+    added = wheel.refresh(6, LONG, add_if_absent=True)
     assert wheel.query(6).deadline_ns == added
-    assert wheel.refresh(6, 300 * MS, add_if_absent=True) > added
+    assert wheel.refresh(6, 2 * LONG, add_if_absent=True) > added
 
 
 def test_cancel_returns_the_old_deadline_and_removes(wheel: twheel.Wheel) -> None:
     deadline = wheel.add(8, 30 * MS)
-    assert wheel.cancel(8) == deadline
+    try:
+        assert wheel.cancel(8) == deadline
+    except twheel.NotFound:
+        # Only a stall past the deadline lets the id expire first.
+        assert wheel.now() >= deadline, "id 8 expired before its deadline"
+        pytest.skip("the test stalled past the deadline before the cancel")
     with pytest.raises(twheel.NotFound, match="cancel id 8"):
         wheel.cancel(8)
     with pytest.raises(twheel.NotFound, match="query id 8"):
@@ -106,7 +115,7 @@ def test_query_remaining_decreases(wheel: twheel.Wheel) -> None:
 
 
 def test_add_at_a_future_deadline_rounds_it_up_to_the_grid(wheel: twheel.Wheel) -> None:
-    want = wheel.now() + 300 * MS + 123
+    want = wheel.now() + LONG + 123
     got = wheel.add(11, deadline_ns=want)
     assert want <= got < want + TICK
     assert wheel.refresh(11, deadline_ns=want + 50 * MS) >= want + 50 * MS
@@ -134,7 +143,7 @@ def test_longest_timeout_is_accepted(wheel: twheel.Wheel) -> None:
 
 def test_a_full_wheel_is_no_space() -> None:
     needs_device()
-    with twheel.Wheel(TICK, TIMEOUT, cap=2) as w:
+    with twheel.Wheel(TICK, LONG, cap=2) as w:
         w.add(1)
         w.add(2)
         with pytest.raises(twheel.NoSpace) as info:
