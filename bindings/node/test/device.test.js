@@ -286,19 +286,29 @@ test('device: BigInt ids cover the whole __u64, Number ids come back as Numbers'
   num.close();
 });
 
-test('device: a touch re-arms its id to touch time + timeout', { skip }, async () => {
+test('device: a touch re-arms its id to touch time + timeout', { skip }, async (t) => {
   const w = wheel({ touchSlots: 4 });
   assert.ok(w.touchTable instanceof BigUint64Array && w.touchTable.length === 4);
-  w.add(1, { timeoutMs: 300, slot: 0 });
+  const armed = w.add(1, { timeoutMs: 300, slot: 0 });
   w.add(2, { timeoutMs: 300, slot: 1 });
   const first = w.query(2).deadlineNs;
   await new Promise((r) => setTimeout(r, 100));
   const touched = w.now();
   w.touch(0);
-  assert.ok(w.touchTable[0] >= touched);
+  const stored = w.now();
+  const stamp = w.touchTable[0];
+  assert.ok(stamp >= touched);
   const got = await collect(w, 2);
   const at = Object.fromEntries(got.map((e) => [e.id, e]));
   assert.equal(at[2].deadlineNs, first, 'the untouched id expires at its deadline');
+  // Not re-armed is right only after a stall: the kernel looked before
+  // the store, or so late that stamp + timeout had passed too.
+  if (at[1].deadlineNs === armed &&
+      (stored >= at[1].expiredNs || at[1].expiredNs >= stamp + 300n * MS)) {
+    t.skip(`the test stalled: touched at ${stored}, due at ${armed}, expired at ${at[1].expiredNs}`);
+    w.close();
+    return;
+  }
   assert.ok(at[1].deadlineNs >= touched + 300n * MS, 're-armed to touch + timeout');
   assert.ok(at[1].seenNs >= touched + 300n * MS, 'the touched id expired early');
   assert.match(fdinfo(w), /touch_rearms:\s*1\b/);
