@@ -437,24 +437,34 @@ struct dev_touch {
 };
 
 /*
+ * mmap(2) @len bytes of @fd with @prot and @flags and describe them in
+ * *@touch as a table of @nr_slots slots on @clockid; 0 or -errno, and
+ * then *@touch all zero.
+ */
+static inline int dev_touch_mmap(int fd, size_t len, int prot, int flags, uint32_t nr_slots,
+				 clockid_t clockid, struct dev_touch *touch)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, 0);
+
+	memset(touch, 0, sizeof(*touch));
+	if (p == MAP_FAILED)
+		return -errno;
+	touch->slots = p;
+	touch->nr_slots = nr_slots;
+	touch->clockid = clockid;
+	touch->map_len = len;
+	return 0;
+}
+
+/*
  * Map the @nr_slots slots of @fd's touch table, on @clockid; 0 or
  * -errno, and then *@touch all zero.
  */
 static inline int dev_touch_map(int fd, uint32_t nr_slots, clockid_t clockid,
 				struct dev_touch *touch)
 {
-	size_t len = (size_t)nr_slots * sizeof(*touch->slots);
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	if (p == MAP_FAILED) {
-		memset(touch, 0, sizeof(*touch));
-		return -errno;
-	}
-	touch->slots = p;
-	touch->nr_slots = nr_slots;
-	touch->clockid = clockid;
-	touch->map_len = len;
-	return 0;
+	return dev_touch_mmap(fd, (size_t)nr_slots * sizeof(*touch->slots),
+			      PROT_READ | PROT_WRITE, MAP_SHARED, nr_slots, clockid, touch);
 }
 
 /* Unmap the table; its slots are NULL after. 0 or -errno. */
@@ -505,16 +515,9 @@ static inline int dev_touch_anon(uint32_t nr_slots, int prot, int flags,
 {
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len = ((size_t)nr_slots * sizeof(*touch->slots) + ps - 1) / ps * ps;
-	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
 
-	memset(touch, 0, sizeof(*touch));
-	if (p == MAP_FAILED)
-		return -errno;
-	touch->slots = p;
-	touch->nr_slots = nr_slots;
-	touch->clockid = CLOCK_MONOTONIC;
-	touch->map_len = len;
-	return 0;
+	return dev_touch_mmap(-1, len, prot, flags | MAP_ANONYMOUS, nr_slots,
+			      CLOCK_MONOTONIC, touch);
 }
 
 /* ---- wheels ---- */
