@@ -225,25 +225,39 @@ void twheel_user_put(struct twheel_user *user)
 	}
 }
 
+/*
+ * Add @n to @count unless that passes @max: never above it, even for a
+ * moment, so that a charge that fails (a huge one, say) cannot make
+ * others fail that fit, as the kernel's ucounts and io_uring's locked
+ * memory count.
+ */
+static bool twheel_add_below(atomic_long_t *count, long n, unsigned long max)
+{
+	long old = atomic_long_read(count);
+
+	do {
+		/* Counts are never negative: compare them as the unsigned limits. */
+		if ((unsigned long)old > max || n > max - (unsigned long)old)
+			return false;
+	} while (!atomic_long_try_cmpxchg(count, &old, old + n));
+	return true;
+}
+
 int twheel_charge(struct twheel_user *user, long n)
 {
 	unsigned long max = READ_ONCE(twheel_max_user_entries);
 	struct twheel_user *u, *v;
 
-	/* Counts are never negative: compare them as the unsigned limits. */
 	for (u = user; u; u = u->parent)
-		if ((unsigned long)atomic_long_add_return(n, &u->entries) > max)
+		if (!twheel_add_below(&u->entries, n, max))
 			goto undo_users;
-	if ((unsigned long)atomic_long_add_return(n, &twheel_entries_total) >
-	    READ_ONCE(twheel_max_entries_total))
-		goto undo_total;
+	if (!twheel_add_below(&twheel_entries_total, n, READ_ONCE(twheel_max_entries_total)))
+		goto undo_users;
 	return 0;
 
-undo_total:
-	atomic_long_sub(n, &twheel_entries_total);
 undo_users:
-	/* Every level up to @u was charged, @u too; all of them if @u is NULL. */
-	for (v = user; v != (u ? u->parent : NULL); v = v->parent)
+	/* The levels below @u were charged, @u not; all of them if @u is NULL. */
+	for (v = user; v != u; v = v->parent)
 		atomic_long_sub(n, &v->entries);
 	return -ENOSPC;
 }
