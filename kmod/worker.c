@@ -43,8 +43,14 @@
  * into the worker of its own cgroup. Until then the wheel's CPU is
  * charged to nobody, by root's doing.
  *
- * Freezing. A worker is freezable: cgroup v1's freezer and suspend stop
- * it with its owner. cgroup v2's freezer ignores kernel threads and waits
+ * Freezing. A worker is not freezable: the release of its last wheel
+ * stops it (kthread_stop()), and a frozen thread would hold that release
+ * up, in D state, until its group thawed, whoever released it (the fd
+ * may have been passed to a process outside the group). So cgroup v1's
+ * freezer and suspend leave it running: a frozen owner's wheels go on
+ * expiring, and their events wait for it to thaw, as they wait for any
+ * reader that does not read; the worker touches no device and no file.
+ * cgroup v2's freezer ignores kernel threads and waits
  * for every other task, so a v2 cgroup with a worker in it never reports
  * frozen (the kernel does not look again when a kernel thread leaves):
  * signal its workers first, or load the module with cgroup_workers=0,
@@ -68,7 +74,6 @@
  */
 #include <linux/cgroup.h>
 #include <linux/err.h>
-#include <linux/freezer.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/kthread.h>
@@ -223,12 +228,10 @@ static int twheel_worker_fn(void *arg)
 	/* A service manager stopping the cgroup: see "Orphans". */
 	allow_signal(SIGTERM);
 	allow_signal(SIGKILL);
-	set_freezable();
 	for (;;) {
 		struct twheel_job *job;
 		bool more;
 
-		try_to_freeze();
 		if (signal_pending(current)) {
 			flush_signals(current);
 			if (!w->orphaned)
