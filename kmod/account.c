@@ -276,6 +276,26 @@ struct twheel_user *twheel_user_owner(struct twheel_user *user)
 	return user;
 }
 
+/* @ns is @reader or one of the namespaces below it. */
+static bool twheel_ns_within(const struct user_namespace *ns,
+			     const struct user_namespace *reader)
+{
+	for (; ns; ns = ns->parent)
+		if (ns == reader)
+			return true;
+	return false;
+}
+
+struct twheel_user *twheel_user_top_within(struct twheel_user *user,
+					   const struct user_namespace *reader)
+{
+	if (!twheel_ns_within(user->ns, reader))
+		return user;
+	while (user->parent && twheel_ns_within(user->parent->ns, reader))
+		user = user->parent;
+	return user;
+}
+
 int twheel_user_add_worker(struct twheel_user *owner)
 {
 	if ((unsigned int)atomic_inc_return(&owner->workers) > READ_ONCE(twheel_max_user_workers)) {

@@ -17,6 +17,7 @@
 #define TWHEEL_ENTRY_COST	64
 
 struct twheel_user;
+struct user_namespace;
 
 int twheel_account_init(void);
 void twheel_account_exit(void);
@@ -44,6 +45,16 @@ void twheel_uncharge(struct twheel_user *user, long n);
  * namespace.
  */
 struct twheel_user *twheel_user_owner(struct twheel_user *user);
+
+/*
+ * The top of @user's chain as a reader in @reader sees it: the highest
+ * level whose namespace is @reader or below it, so that a tenant is shown
+ * its own usage and never that of the owner above its namespace, which
+ * counts every other tenant of that owner too; @user itself if even its
+ * own namespace is above @reader.
+ */
+struct twheel_user *twheel_user_top_within(struct twheel_user *user,
+					   const struct user_namespace *reader);
 
 /* Count a worker thread against @owner, or -ENOSPC past max_user_workers. */
 int twheel_user_add_worker(struct twheel_user *owner);

@@ -567,7 +567,7 @@ static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
 static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
-	struct twheel_user *owner = twheel_user_owner(ctx->user);
+	struct twheel_user *owner = twheel_user_top_within(ctx->user, seq_user_ns(m));
 
 	seq_printf(m, "wheel:\t%llu\n", ctx->serial);
 	seq_printf(m, "uid:\t%u\n",
