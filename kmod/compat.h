@@ -43,6 +43,16 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
+ * cgroup_attach_task_all() joins cgroup v2 too since 5.16 (for vhost);
+ * before, it joins the v1 hierarchies only and a thread stays in the
+ * root of v2.
+ */
+static inline bool twheel_cgroup_joins_v2(void)
+{
+	return LINUX_VERSION_CODE >= KERNEL_VERSION(5, 16, 0);
+}
+
+/*
  * lockdep_assert_not_held(): since 5.14. A macro, so its absence is the
  * test; before, the check is simply not made (it matters on the debug
  * kernel, which is the newest stable line).

@@ -115,6 +115,7 @@ static int twheel_dev_open(struct inode *inode, struct file *file)
 	}
 	ctx->serial = atomic64_inc_return(&twheel_serial);
 	ctx->cache = twheel_entry_cache;
+	mutex_init(&ctx->setup_lock);
 	mutex_init(&ctx->lock);
 	mutex_init(&ctx->read_lock);
 	init_waitqueue_head(&ctx->wqh);
@@ -173,6 +174,7 @@ static int twheel_release(struct inode *inode, struct file *file)
 	twheel_user_put(ctx->user);
 	mutex_destroy(&ctx->read_lock);
 	mutex_destroy(&ctx->lock);
+	mutex_destroy(&ctx->setup_lock);
 	kvfree(ctx);
 	return 0;
 }
@@ -213,35 +215,40 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	}
 
 	/*
-	 * Out of the lock: a table may be thousands of pages. A registered
-	 * one gets its pages from REGISTER, and counts against the caps from
-	 * now on all the same.
+	 * Setups of one wheel one at a time, and nothing else waits for
+	 * that: the table's allocation (thousands of pages) and the worker's
+	 * making and joining the caller's cgroups (the cgroup write lock)
+	 * happen under setup_lock, never under ctx->lock.
+	 */
+	if (mutex_lock_interruptible(&ctx->setup_lock))
+		return -ERESTARTSYS;
+	if (ctx->is_setup) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	/*
+	 * A registered table gets its pages from REGISTER, and counts
+	 * against the caps from now on all the same.
 	 */
 	if (args.touch_slots) {
 		ret = twheel_charge(ctx->user, twheel_touch_charge(args.touch_slots));
 		if (ret)
-			return ret;
+			goto out_unlock;
 		if (args.flags & TWHEEL_SETUPF_TOUCH_USER) {
 			touch.slots = args.touch_slots;
 			touch.user = true;
 		} else {
 			ret = twheel_touch_init(&touch, args.touch_slots);
+			if (ret)
+				goto err_uncharge;
 		}
-		if (ret) {
-			twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
-			return ret;
-		}
-	}
-
-	mutex_lock(&ctx->lock);
-	if (ctx->is_setup) {
-		ret = -EBUSY;
-		goto out;
 	}
 	/* The expiry job's worker: in the caller's cgroups, made if need be. */
 	ret = twheel_job_attach(&ctx->job, ctx->user);
 	if (ret)
-		goto out;
+		goto err_touch;
+
+	mutex_lock(&ctx->lock);
 	ctx->clockid = args.clockid;
 	ctx->tick_ns = args.tick_ns;
 	ctx->default_timeout_ns = args.default_timeout_ns;
@@ -250,18 +257,23 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 	twheel_clock_setup(ctx);
 	if (touch.slots) {
 		ctx->touch = touch;
-		touch.slots = 0;
 		ctx->cache = twheel_touch_entry_cache;
 		ctx->wheel.lazy = twheel_touch_lazy;
 	}
 	/* Publish the settings before the flag: lockless readers acquire it. */
 	smp_store_release(&ctx->is_setup, true);
-out:
 	mutex_unlock(&ctx->lock);
-	if (touch.slots) {
+	mutex_unlock(&ctx->setup_lock);
+	return 0;
+
+err_touch:
+	if (touch.slots)
 		twheel_touch_free(&touch);
+err_uncharge:
+	if (args.touch_slots)
 		twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
-	}
+out_unlock:
+	mutex_unlock(&ctx->setup_lock);
 	return ret;
 }
 

@@ -6,10 +6,15 @@
  * clock.c and touch.c work on the context as described here.
  *
  * Locking:
+ *  - ctx->setup_lock (mutex) serialises SETUP, which holds it across the
+ *    touch table's allocation and the worker's attach (a thread made,
+ *    the cgroup write lock taken). Nothing but another SETUP of the same
+ *    wheel waits for it; it nests outside ctx->lock.
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
  *    is taken in process context only (ioctl, read, job, release), and
- *    never held across a user copy or an allocation: callers drop it to
- *    allocate entries (twheel_pool_fill(), ops.c) and index tables
+ *    never held across a user copy, an allocation, or anything that
+ *    waits for another task: callers drop it to allocate entries
+ *    (twheel_pool_fill(), ops.c) and index tables
  *    (twheel_index_prepare()).
  *  - ctx->read_lock (mutex) serialises readers, so that events copied to
  *    one reader are taken off the list by that reader only. It nests
@@ -39,6 +44,7 @@ struct twheel_user;
 
 /**
  * struct twheel_ctx - one wheel, the private data of one open file
+ * @setup_lock:	see "Locking" above.
  * @lock:		see "Locking" above.
  * @read_lock:		see "Locking" above.
  * @wqh:		readers and pollers wait here for events.
@@ -78,6 +84,7 @@ struct twheel_user;
  * @wheel:		the core's state. Under @lock.
  */
 struct twheel_ctx {
+	struct mutex setup_lock;	/* one SETUP at a time; outside @lock */
 	struct mutex lock;		/* the wheel and the fields so marked */
 	struct mutex read_lock;		/* one reader at a time; outside @lock */
 	wait_queue_head_t wqh;

@@ -160,6 +160,17 @@ static void twheel_cgroup_put(struct cgroup *cgrp)
 		cgroup_put(cgrp);
 }
 
+/* @task's cgroup v2 is @cgrp. */
+static bool twheel_cgroup_is(struct task_struct *task, struct cgroup *cgrp)
+{
+	bool is;
+
+	rcu_read_lock();
+	is = task_dfl_cgroup(task) == cgrp;
+	rcu_read_unlock();
+	return is;
+}
+
 /* @task is in every cgroup of the calling task already. */
 static bool twheel_cgroup_same(struct task_struct *task)
 {
@@ -175,6 +186,7 @@ static struct cgroup *twheel_cgroup_get(void) { return NULL; }
 static void twheel_cgroup_hold(struct cgroup *cgrp) { }
 static void twheel_cgroup_put(struct cgroup *cgrp) { }
 static bool twheel_cgroup_same(struct task_struct *task) { return true; }
+static bool twheel_cgroup_is(struct task_struct *task, struct cgroup *cgrp) { return true; }
 #endif
 
 static u32 twheel_worker_hash(const struct twheel_user *owner, const struct cgroup *cgrp)
@@ -304,6 +316,17 @@ static struct twheel_worker *twheel_worker_create(struct twheel_user *owner,
 		if (ret)
 			goto err_stop;
 	}
+	/*
+	 * The caller may have moved since @cgrp was read: a worker hashed
+	 * under @cgrp must run in it, or setups in @cgrp would run in the
+	 * group the caller moved to. The caller reads its cgroup again.
+	 * Before 5.16 joining leaves cgroup v2 alone, and the thread stays
+	 * where kthreadd made it.
+	 */
+	if (cgrp && twheel_cgroup_joins_v2() && !twheel_cgroup_is(w->task, cgrp)) {
+		ret = -EAGAIN;
+		goto err_stop;
+	}
 	twheel_user_hold(owner);
 	w->owner = owner;
 	w->cgrp = cgrp;
@@ -339,9 +362,12 @@ static void twheel_worker_destroy(struct twheel_worker *w)
  */
 static struct twheel_worker *twheel_worker_get(struct twheel_user *owner)
 {
-	struct cgroup *cgrp = READ_ONCE(twheel_cgroup_workers) ? twheel_cgroup_get() : NULL;
 	struct twheel_worker *w, *new;
+	struct cgroup *cgrp;
+	int tries = 0;
 
+again:
+	cgrp = READ_ONCE(twheel_cgroup_workers) ? twheel_cgroup_get() : NULL;
 	mutex_lock(&twheel_workers_lock);
 	w = twheel_worker_find(owner, cgrp);
 	if (w)
@@ -351,6 +377,11 @@ static struct twheel_worker *twheel_worker_get(struct twheel_user *owner)
 		goto put_cgroup;
 
 	new = twheel_worker_create(owner, cgrp);
+	/* Moved while its worker was made: a caller moving for ever fails. */
+	if (PTR_ERR(new) == -EAGAIN && ++tries < 3) {
+		twheel_cgroup_put(cgrp);
+		goto again;
+	}
 	if (IS_ERR(new)) {
 		w = new;
 		goto put_cgroup;
