@@ -117,7 +117,6 @@ static int twheel_dev_open(struct inode *inode, struct file *file)
 	ctx->cache = twheel_entry_cache;
 	mutex_init(&ctx->setup_lock);
 	mutex_init(&ctx->lock);
-	mutex_init(&ctx->read_lock);
 	init_waitqueue_head(&ctx->wqh);
 	twheel_job_init(&ctx->job, twheel_run);
 	get_random_bytes(&key, sizeof(key));
@@ -172,7 +171,6 @@ static int twheel_release(struct inode *inode, struct file *file)
 		twheel_touch_free(&ctx->touch);
 	}
 	twheel_user_put(ctx->user);
-	mutex_destroy(&ctx->read_lock);
 	mutex_destroy(&ctx->lock);
 	mutex_destroy(&ctx->setup_lock);
 	kvfree(ctx);

@@ -15,14 +15,8 @@
  *    never held across a user copy, an allocation, or anything that
  *    waits for another task: callers drop it to allocate entries
  *    (twheel_pool_fill(), ops.c) and index tables
- *    (twheel_index_prepare()).
- *  - ctx->read_lock (mutex) serialises readers, so that events copied to
- *    one reader are taken off the list by that reader only. It nests
- *    outside ctx->lock and is held across the copy to user memory;
- *    ctx->lock never is. Since a copy may take as long as the reader's
- *    memory makes it, readers that must not sleep (O_NONBLOCK,
- *    IOCB_NOWAIT) only try it (EAGAIN if taken) and others wait for it
- *    interruptibly, restartably.
+ *    (twheel_index_prepare()), and a reader takes its events off the
+ *    list under it and copies them out after (events.c).
  *  - Fields marked "published" are written under ctx->lock with
  *    WRITE_ONCE() and read without it (poll, readers deciding whether to
  *    sleep, fdinfo).
@@ -46,7 +40,6 @@ struct twheel_user;
  * struct twheel_ctx - one wheel, the private data of one open file
  * @setup_lock:	see "Locking" above.
  * @lock:		see "Locking" above.
- * @read_lock:		see "Locking" above.
  * @wqh:		readers and pollers wait here for events.
  * @timer:		fires at the wheel's next event; kicks @job.
  * @job:		advances the wheel in process context, in the worker
@@ -68,6 +61,8 @@ struct twheel_user;
  *			kernel's plus this.
  * @cache:		where the wheel's entries come from.
  * @touch:		the touch table, if any.
+ * @events_taken:	events readers took off the list and are copying out:
+ *			freed once copied, given back if not. Under @lock.
  * @events_waiting:	wheel.nr_expired, published.
  * @live:		wheel.nr_live, published.
  * @dying:		release has begun; the job must not re-arm. Under @lock.
@@ -86,7 +81,6 @@ struct twheel_user;
 struct twheel_ctx {
 	struct mutex setup_lock;	/* one SETUP at a time; outside @lock */
 	struct mutex lock;		/* the wheel and the fields so marked */
-	struct mutex read_lock;		/* one reader at a time; outside @lock */
 	wait_queue_head_t wqh;
 	struct hrtimer timer;
 	struct twheel_job job;
@@ -102,6 +96,7 @@ struct twheel_ctx {
 	s64 clock_offset_ns;
 	struct kmem_cache *cache;
 	struct twheel_touch_table touch;
+	u64 events_taken;
 	u64 events_waiting;
 	u64 live;
 	bool dying;
@@ -120,6 +115,16 @@ static inline bool twheel_ready(struct twheel_ctx *ctx)
 {
 	/* Pairs with the release in setup: the settings are seen complete. */
 	return smp_load_acquire(&ctx->is_setup);
+}
+
+/*
+ * What the wheel's cap counts: live ids, events waiting, and events a
+ * reader is copying out. Under ctx->lock.
+ */
+static inline u64 twheel_entries_held(const struct twheel_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	return ctx->wheel.nr_live + ctx->wheel.nr_expired + ctx->events_taken;
 }
 
 /* Publish the counts that lockless readers look at. Under ctx->lock. */

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The events side of a wheel, part of the device layer: read(2),
- * readv(2) and io_uring's reads (read_iter) copy the oldest expired
- * entries out as struct twheel_event records and free them, poll(2)
- * says whether any wait, and the expiry job (clock.c) wakes both.
- * Readers are serialised by ctx->read_lock, held across the copy to user
- * memory (see "Locking" in dev.h), so that the events one reader copied
- * are taken off the list by that reader only.
+ * readv(2) and io_uring's reads (read_iter) take the oldest expired
+ * entries off the list, copy them out as struct twheel_event records and
+ * free them, poll(2) says whether any wait, and the expiry job (clock.c)
+ * wakes both. Readers need no lock of their own: each takes its events
+ * under ctx->lock and copies them out after, so that the events one
+ * reader took are delivered to that reader only, and the oldest first
+ * to each reader.
  */
 #include <linux/fs.h>
 #include <linux/mutex.h>
@@ -31,60 +32,76 @@
 #define TWHEEL_READ_CHUNK	16
 
 /*
- * Copy up to @max of the oldest events into @ev without taking them off
- * the list: the caller holds ctx->read_lock, so they stay first until it
- * consumes them.
+ * Take up to @max of the oldest events off the list, their records into
+ * @ev and their entries into @taken: from now on no other reader gets
+ * them and poll(2) no longer counts them, but they stay charged, and
+ * count against the wheel's cap, until twheel_settle_events().
  */
-static unsigned int twheel_peek_events(struct twheel_ctx *ctx,
-				       struct twheel_event *ev, unsigned int max)
+static unsigned int twheel_take_events(struct twheel_ctx *ctx, struct twheel_event *ev,
+				       struct tw_entry **taken, unsigned int max)
 {
 	struct tw_entry *e;
-	unsigned int n = 0;
+	unsigned int n;
 
-	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
-	for (e = tw_peek_expired(&ctx->wheel); e && n < max;
-	     e = tw_next_expired(&ctx->wheel, e)) {
+	for (n = 0; n < max && (e = tw_pop_expired(&ctx->wheel)); n++) {
 		ev[n].id = e->id;
 		ev[n].deadline_ns = twheel_user_deadline(ctx, e);
 		ev[n].expired_ns = twheel_to_user(ctx, e->stamp);
-		n++;
+		taken[n] = e;
 	}
+	ctx->events_taken += n;
+	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
 	return n;
 }
 
-/* Free the @n oldest events, which the caller peeked and delivered. */
-static void twheel_consume_events(struct twheel_ctx *ctx, unsigned int n)
+/*
+ * Settle @n taken events of which the first @done were delivered: free
+ * those, and give the others back, first in line, for the next read.
+ */
+static void twheel_settle_events(struct twheel_ctx *ctx, struct tw_entry **taken,
+				 unsigned int done, unsigned int n)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&ctx->read_lock);
 	mutex_lock(&ctx->lock);
-	for (i = 0; i < n; i++)
-		twheel_free_entry(ctx, tw_pop_expired(&ctx->wheel));
+	for (i = n; i > done; i--)
+		tw_unpop_expired(&ctx->wheel, taken[i - 1]);
+	ctx->events_taken -= n;
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
-	twheel_uncharge(ctx->user, n);
+	if (done < n)
+		twheel_wake_readers(ctx);
+	for (i = 0; i < done; i++)
+		twheel_free_entry(ctx, taken[i]);
+	if (done)
+		twheel_uncharge(ctx->user, done);
 }
 
 /*
  * A read that must not block (O_NONBLOCK, or IOCB_NOWAIT: io_uring's
  * inline attempt, preadv2's RWF_NOWAIT) answers EAGAIN instead of waiting
- * for events or for another reader, so that io_uring waits for EPOLLIN
- * and retries rather than handing the read to a worker thread. The waits
- * left on that path are for ctx->lock, never held across a user copy or
- * an allocation, and, once the events are taken, the allocation of a
- * smaller index when reading has left the index far too big for the ids
- * that remain (GFP_KERNEL, as any op's may be).
+ * for events, so that io_uring waits for EPOLLIN and retries rather than
+ * handing the read to a worker thread. Events are taken off the list
+ * before they are copied out, as eventfd and timerfd take their counts,
+ * so a reader whose copy stalls (its buffer behind userfaultfd, say)
+ * holds only its own events: poll(2) says EPOLLIN exactly while events
+ * are there for the taking, and any other read takes them at once. The
+ * only wait left on the non-blocking path is for ctx->lock, which is
+ * never held across a user copy, an allocation or another task; the
+ * index shrink that a read may ask for (an allocation) is left to a
+ * read that may block, or to the next operation.
  */
 ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 	struct twheel_ctx *ctx = file->private_data;
 	struct twheel_event ev[TWHEEL_READ_CHUNK];
+	struct tw_entry *taken[TWHEEL_READ_CHUNK];
 	size_t max = iov_iter_count(to) / sizeof(*ev), done = 0;
 	bool nowait = file->f_flags & O_NONBLOCK || iocb->ki_flags & IOCB_NOWAIT;
+	unsigned int n;
 	ssize_t ret;
 
 	if (!max)
@@ -93,69 +110,46 @@ ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return -EBADFD;
 	twheel_job_adopt(&ctx->job, ctx->user);
 
-	for (;;) {
-		if (!READ_ONCE(ctx->events_waiting)) {
-			if (nowait)
-				return -EAGAIN;
-			ret = wait_event_interruptible(ctx->wqh,
-						       READ_ONCE(ctx->events_waiting));
-			if (ret)
-				return ret;
-		}
-		/*
-		 * Another reader holds read_lock across its copy to user
-		 * memory, which may fault for as long as that memory's owner
-		 * likes (userfaultfd): a non-blocking read never waits for
-		 * it, and a wait for it is restarted after a signal, as the
-		 * wait for events is.
-		 */
-		if (nowait) {
-			if (!mutex_trylock(&ctx->read_lock))
-				return -EAGAIN;
-		} else if (mutex_lock_interruptible(&ctx->read_lock)) {
-			return -ERESTARTSYS;
-		}
-		/* Another reader may have taken them while this one slept. */
-		if (READ_ONCE(ctx->events_waiting))
-			break;
-		mutex_unlock(&ctx->read_lock);
+	/* Another reader may take what was there between the look and the take. */
+	while (!(n = twheel_take_events(ctx, ev, taken, min_t(size_t, max, TWHEEL_READ_CHUNK)))) {
+		if (nowait)
+			return -EAGAIN;
+		ret = wait_event_interruptible(ctx->wqh, READ_ONCE(ctx->events_waiting));
+		if (ret)
+			return ret;
 	}
 
 	ret = 0;
-	while (done < max) {
-		unsigned int n = twheel_peek_events(ctx, ev,
-					min_t(size_t, max - done, TWHEEL_READ_CHUNK));
-		size_t left;
-
-		if (!n)
-			break;
-		left = n * sizeof(*ev) - copy_to_iter(ev, n * sizeof(*ev), to);
+	for (;;) {
+		size_t left = n * sizeof(*ev) - copy_to_iter(ev, n * sizeof(*ev), to);
 		/*
 		 * On a fault, the records copied whole are delivered; the rest,
-		 * the one cut by the fault included, stay queued.
+		 * the one cut by the fault included, go back to the list.
 		 */
-		n -= DIV_ROUND_UP(left, sizeof(*ev));
-		if (n) {
-			twheel_consume_events(ctx, n);
-			done += n;
-		}
+		unsigned int copied = n - DIV_ROUND_UP(left, sizeof(*ev));
+
+		twheel_settle_events(ctx, taken, copied, n);
+		done += copied;
 		if (left) {
 			ret = -EFAULT;
 			break;
 		}
 		/* A huge read yields, and a signal ends it with what it has. */
-		if (done < max) {
-			if (signal_pending(current))
-				break;
-			cond_resched();
-		}
+		if (done == max || signal_pending(current))
+			break;
+		cond_resched();
+		n = twheel_take_events(ctx, ev, taken,
+				       min_t(size_t, max - done, TWHEEL_READ_CHUNK));
+		if (!n)
+			break;
 	}
-	mutex_unlock(&ctx->read_lock);
 
 	/* Reading may leave the index far too big for what is left: shrink it. */
-	mutex_lock(&ctx->lock);
-	twheel_index_prepare(ctx);
-	mutex_unlock(&ctx->lock);
+	if (!nowait) {
+		mutex_lock(&ctx->lock);
+		twheel_index_prepare(ctx);
+		mutex_unlock(&ctx->lock);
+	}
 	trace_twheel_read(ctx->serial, done, READ_ONCE(ctx->events_waiting));
 	return done ? done * sizeof(*ev) : ret;
 }

@@ -99,7 +99,7 @@ static bool twheel_pool_short(struct twheel_ctx *ctx, const struct twheel_pool *
 
 	lockdep_assert_held(&ctx->lock);
 	return !pool->nr && twheel_op_may_add(op) &&
-	       w->nr_live + w->nr_expired < ctx->max_entries && !tw_lookup(w, id);
+	       twheel_entries_held(ctx) < ctx->max_entries && !tw_lookup(w, id);
 }
 
 void twheel_index_prepare(struct twheel_ctx *ctx)
@@ -198,7 +198,7 @@ static int twheel_add_locked(struct twheel_ctx *ctx, struct twheel_pool *pool, u
 	int ret;
 
 	lockdep_assert_held(&ctx->lock);
-	if (w->nr_live + w->nr_expired >= ctx->max_entries)
+	if (twheel_entries_held(ctx) >= ctx->max_entries)
 		return -ENOSPC;
 	ret = twheel_charge(ctx->user, 1);
 	if (ret)

@@ -983,3 +983,9 @@ struct tw_entry *tw_pop_expired(struct tw_wheel *w)
 	}
 	return e;
 }
+
+void tw_unpop_expired(struct tw_wheel *w, struct tw_entry *e)
+{
+	list_add(&e->node, &w->expired);
+	w->nr_expired++;
+}

@@ -224,6 +224,13 @@ bool tw_advance(struct tw_wheel *w, u64 now, unsigned int budget, u64 stamp);
 /* Take the oldest expired entry off @w->expired, or NULL. */
 struct tw_entry *tw_pop_expired(struct tw_wheel *w);
 
+/*
+ * Give back @e, taken by tw_pop_expired() and not delivered: it is taken
+ * first again. Entries given back in the reverse of the order they were
+ * taken keep that order.
+ */
+void tw_unpop_expired(struct tw_wheel *w, struct tw_entry *e);
+
 /* The oldest expired entry without taking it, or NULL. */
 struct tw_entry *tw_peek_expired(struct tw_wheel *w);
 

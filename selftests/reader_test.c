@@ -2,14 +2,17 @@
 /*
  * Two readers of one wheel, one of them stalled in its copy-out: its
  * buffer is a page registered with userfaultfd(2) that nobody fills, so
- * it holds the wheel's read lock for as long as the test likes. Another
- * read with O_NONBLOCK must fail with EAGAIN at once rather than wait for
- * it; a blocking read waits, and a signal during that wait restarts it
- * under SA_RESTART (it then returns events) or fails it with EINTR
- * without, as any wait of a read(2) does.
+ * its copy lasts for as long as the test likes. The stalled reader holds
+ * only the events it took: another read, blocking or not, gets the rest
+ * at once; poll(2) and epoll say readable exactly while there are events
+ * for the taking, never while a read would answer EAGAIN; once the rest
+ * is read, a blocking read waits for the next event and a signal during
+ * that wait restarts it under SA_RESTART or fails it with EINTR without,
+ * as any wait of a read(2) does. Each event goes to one reader only.
  */
 #include <linux/userfaultfd.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -70,18 +73,11 @@ static void *stalled_read(void *arg)
 	return NULL;
 }
 
-/*
- * Poked at @tid: once it sleeps (in the read under test), SIGUSR1; then,
- * if @resolve, 300 ms later the stalled reader's page, so that it ends.
- */
+/* Poked at @tid: once it sleeps (in the read under test), SIGUSR1. */
 struct poker {
 	pthread_t target;
 	pid_t tid;
-	int uffd;
-	void *page;
-	bool resolve;
 	volatile bool in_read;
-	char state_at_resolve;
 };
 
 static void resolve_page(int uffd, void *page)
@@ -103,11 +99,6 @@ static void *poke(void *arg)
 	/* Asleep for a moment: in the read's wait, not on its way there. */
 	sleep_ns(50 * NSEC_PER_MSEC);
 	pthread_kill(p->target, SIGUSR1);
-	if (p->resolve) {
-		sleep_ns(300 * NSEC_PER_MSEC);
-		p->state_at_resolve = task_state(p->tid);
-		resolve_page(p->uffd, p->page);
-	}
 	return NULL;
 }
 
@@ -117,6 +108,8 @@ FIXTURE(stalled) {
 	pthread_t reader;
 	struct stalled s;
 	bool started;
+	uint64_t ids[NR_IDS];
+	int nr_ids;
 };
 
 FIXTURE_SETUP(stalled)
@@ -127,6 +120,7 @@ FIXTURE_SETUP(stalled)
 	int i;
 
 	self->started = false;
+	self->nr_ids = 0;
 	self->uffd = uffd_open();
 	if (self->uffd < 0)
 		SKIP(return, "userfaultfd(2) is not available: %s", strerror(-self->uffd));
@@ -155,6 +149,8 @@ FIXTURE_SETUP(stalled)
 
 FIXTURE_TEARDOWN(stalled)
 {
+	int i, j;
+
 	if (!self->started)
 		return;
 	resolve_page(self->uffd, self->page);
@@ -162,42 +158,94 @@ FIXTURE_TEARDOWN(stalled)
 	/* The stalled read got its records once the page was there. */
 	EXPECT_EQ(STALLED_RECS * sizeof(struct twheel_event), self->s.ret)
 		TH_LOG("stalled read: %zd, %s", self->s.ret, strerror(self->s.err));
+	/* Each event went to one reader: none of the others' is among its own. */
+	for (i = 0; i < self->nr_ids; i++)
+		for (j = 0; j < STALLED_RECS; j++)
+			EXPECT_NE(((struct twheel_event *)self->page)[j].id, self->ids[i]);
 	close(self->fd);
 	close(self->uffd);
 	munmap(self->page, PAGE);
 }
 
-/* Nonblocking: EAGAIN at once; a poker's signal after 3 s says it slept. */
-TEST_F(stalled, nonblocking_read_never_waits_for_another_readers_copy)
+/* Read, without blocking, every event there is into @ids at @n; returns the new count. */
+static int read_all_nonblocking(int fd, uint64_t *ids, int n)
 {
-	struct poker p = { .target = pthread_self(), .tid = syscall(SYS_gettid) };
+	struct twheel_event ev[8];
+	ssize_t ret;
+	int i;
+
+	while ((ret = read(fd, ev, sizeof(ev))) > 0)
+		for (i = 0; i < ret / (ssize_t)sizeof(*ev); i++)
+			ids[n++] = ev[i].id;
+	return n;
+}
+
+/* Nonblocking: the events the stalled reader did not take, at once. */
+TEST_F(stalled, nonblocking_read_takes_what_another_readers_copy_left)
+{
 	struct twheel_event ev[4];
-	pthread_t t;
 	uint64_t t0, took;
 	ssize_t ret;
-	int err;
+	int i;
 
-	catch_sigusr1(0);
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
-	ASSERT_EQ(0, pthread_create(&t, NULL, poke, &p));
-	p.in_read = true;
 	t0 = mono_ns();
 	ret = read(self->fd, ev, sizeof(ev));
-	err = errno;
 	took = mono_ns() - t0;
-	p.in_read = false;
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(EAGAIN, err) TH_LOG("read: %zd, %s after %llu ms", ret, strerror(err),
-				      (unsigned long long)(took / NSEC_PER_MSEC));
-	EXPECT_EQ(0, signals_seen) TH_LOG("the read slept until a signal came");
-	/* The poker never finds it asleep; give it up after its own deadline. */
-	pthread_cancel(t);
-	pthread_join(t, NULL);
+	ASSERT_EQ(sizeof(ev), ret) TH_LOG("read: %zd, %s after %llu ms", ret, strerror(errno),
+					  (unsigned long long)(took / NSEC_PER_MSEC));
+	for (i = 0; i < 4; i++)
+		self->ids[self->nr_ids++] = ev[i].id;
+	EXPECT_EQ(NR_IDS - STALLED_RECS - 4, fdinfo_get(self->fd, "events_waiting"));
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
 }
 
-/* Blocking, no SA_RESTART: the signal ends the wait with EINTR. */
-TEST_F(stalled, wait_for_another_reader_without_sa_restart_is_eintr)
+/* Blocking: no wait for the other reader's copy either. */
+TEST_F(stalled, blocking_read_never_waits_for_another_readers_copy)
+{
+	struct twheel_event ev[4];
+	ssize_t ret;
+	int i;
+
+	alarm(5);
+	ret = read(self->fd, ev, sizeof(ev));
+	alarm(0);
+	ASSERT_EQ(sizeof(ev), ret) TH_LOG("read: %zd, %s", ret, strerror(errno));
+	for (i = 0; i < 4; i++)
+		self->ids[self->nr_ids++] = ev[i].id;
+}
+
+/*
+ * Readiness never lies: poll and epoll (level-triggered) say readable
+ * while events wait and a read gets them; once all but the stalled
+ * reader's are read, neither says readable and a read answers EAGAIN,
+ * so an epoll loop sleeps instead of spinning on the stalled copy.
+ */
+TEST_F(stalled, readable_exactly_while_a_read_gets_events)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	struct epoll_event ee = { .events = EPOLLIN }, out;
+	struct twheel_event ev[1];
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ee));
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_EQ(POLLIN, pfd.revents & POLLIN);
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 0));
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	self->nr_ids = read_all_nonblocking(self->fd, self->ids, self->nr_ids);
+	EXPECT_EQ(NR_IDS - STALLED_RECS, self->nr_ids);
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("poll says readable, revents %#x", pfd.revents);
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 100)) TH_LOG("epoll says readable");
+	EXPECT_EQ(-1, read(self->fd, ev, sizeof(ev)));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	close(ep);
+}
+
+/* All but the stalled reader's read: a blocking read waits; no SA_RESTART: EINTR. */
+TEST_F(stalled, wait_for_events_without_sa_restart_is_eintr)
 {
 	struct poker p = { .target = pthread_self(), .tid = syscall(SYS_gettid) };
 	struct twheel_event ev[4];
@@ -205,6 +253,9 @@ TEST_F(stalled, wait_for_another_reader_without_sa_restart_is_eintr)
 	ssize_t ret;
 	int err;
 
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	self->nr_ids = read_all_nonblocking(self->fd, self->ids, self->nr_ids);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
 	catch_sigusr1(0);
 	ASSERT_EQ(0, pthread_create(&t, NULL, poke, &p));
 	p.in_read = true;
@@ -215,22 +266,24 @@ TEST_F(stalled, wait_for_another_reader_without_sa_restart_is_eintr)
 	EXPECT_EQ(1, signals_seen);
 	EXPECT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err) TH_LOG("read: %zd, %s", ret, strerror(err));
-	/* Nothing was taken: every event but the stalled reader's waits. */
-	EXPECT_EQ(NR_IDS, fdinfo_get(self->fd, "events_waiting"));
 }
 
-/* Blocking, SA_RESTART: the signal is handled, the read goes on and gets events. */
-TEST_F(stalled, wait_for_another_reader_restarts_with_sa_restart)
+/*
+ * SA_RESTART: the signal is handled and the read waits on, until the
+ * next event, due 1.5 s after the poke, comes.
+ */
+TEST_F(stalled, wait_for_events_restarts_with_sa_restart)
 {
-	struct poker p = {
-		.target = pthread_self(), .tid = syscall(SYS_gettid),
-		.uffd = self->uffd, .page = self->page, .resolve = true,
-	};
+	struct poker p = { .target = pthread_self(), .tid = syscall(SYS_gettid) };
 	struct twheel_event ev[4];
 	pthread_t t;
 	ssize_t ret;
-	int err, i, j;
+	int err;
 
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	self->nr_ids = read_all_nonblocking(self->fd, self->ids, self->nr_ids);
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, 0));
+	ASSERT_EQ(0, dev_add(self->fd, NR_IDS, 1500 * NSEC_PER_MSEC));
 	catch_sigusr1(SA_RESTART);
 	ASSERT_EQ(0, pthread_create(&t, NULL, poke, &p));
 	p.in_read = true;
@@ -239,14 +292,8 @@ TEST_F(stalled, wait_for_another_reader_restarts_with_sa_restart)
 	p.in_read = false;
 	pthread_join(t, NULL);
 	EXPECT_EQ(1, signals_seen);
-	/* Still waiting after the signal, until the other reader let go. */
-	EXPECT_EQ('S', p.state_at_resolve);
-	ASSERT_EQ(sizeof(ev), ret) TH_LOG("read: %zd, %s", ret, strerror(err));
-	/* The lock came after the stalled copy: each event went to one reader. */
-	for (i = 0; i < 4; i++)
-		for (j = 0; j < STALLED_RECS; j++)
-			EXPECT_NE(((struct twheel_event *)self->page)[j].id, ev[i].id);
-	EXPECT_EQ(NR_IDS - STALLED_RECS - 4, fdinfo_get(self->fd, "events_waiting"));
+	ASSERT_EQ(sizeof(*ev), ret) TH_LOG("read: %zd, %s", ret, strerror(err));
+	EXPECT_EQ(NR_IDS, ev[0].id);
 }
 
 TEST_HARNESS_MAIN

@@ -302,6 +302,41 @@ static int test_deadline_order_across_levels_and_cascades(void)
 	return 0;
 }
 
+/*
+ * Events taken and given back in the reverse order are taken again
+ * first, in deadline order, and counted again; what expires meanwhile
+ * comes after them.
+ */
+static int test_events_given_back_are_taken_first_in_order(void)
+{
+	struct tw_entry *a, *b, *c, *d, *x, *y;
+	struct tw_wheel w;
+
+	tw_init(&w, 0, &tw_test_key);
+	a = add_id(&w, 1, 10);
+	b = add_id(&w, 2, 11);
+	c = add_id(&w, 3, 12);
+	d = add_id(&w, 4, 20);
+	CHECK(a && b && c && d);
+	CHECK(advance_all(&w, 12) && w.nr_expired == 3);
+	x = tw_pop_expired(&w);
+	y = tw_pop_expired(&w);
+	CHECK(x == a && y == b && w.nr_expired == 1);
+	CHECK(advance_all(&w, 20) && w.nr_expired == 2);
+	tw_unpop_expired(&w, y);
+	tw_unpop_expired(&w, x);
+	CHECK(w.nr_expired == 4);
+	CHECK(tw_pop_expired(&w) == a && tw_pop_expired(&w) == b);
+	CHECK(tw_pop_expired(&w) == c && tw_pop_expired(&w) == d);
+	CHECK(tw_pop_expired(&w) == NULL && w.nr_expired == 0);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	wheel_free(&w);
+	return 0;
+}
+
 static int test_empty_ticks_cost_nothing(void)
 {
 	struct tw_wheel w;
@@ -1627,6 +1662,7 @@ static const struct {
 	T(cancel_of_expired_id_finds_nothing),
 	T(never_early_at_most_one_tick_late),
 	T(deadline_order_across_levels_and_cascades),
+	T(events_given_back_are_taken_first_in_order),
 	T(empty_ticks_cost_nothing),
 	T(chunked_expiry_of_1e6_same_deadline),
 	T(cascade_cut_by_budget_then_continued_with_changes),

@@ -224,10 +224,13 @@ struct twheel_batch_args {
  * read(2) (and readv(2), and reads submitted through io_uring) returns
  * whole records only, in deadline order (ids with the same deadline in
  * unspecified order); a buffer smaller than one record fails with
- * EINVAL. Without O_NONBLOCK it blocks until at least one event waits
- * and no other read(2) of the wheel is copying out (readers take
- * turns); with it, or with RWF_NOWAIT, it never waits for either:
- * EAGAIN. io_uring's reads need no worker thread: the device answers
+ * EINVAL. Without O_NONBLOCK it blocks until at least one event waits;
+ * with it, or with RWF_NOWAIT, it fails with EAGAIN instead. A read
+ * takes its events off the queue before copying them out, so each
+ * event goes to one reader, a reader whose copy stalls (its buffer's
+ * memory is slow to come) holds up no other, and poll(2) says EPOLLIN
+ * exactly while there are events for a read to take. io_uring's reads
+ * need no worker thread: the device answers
  * its non-blocking attempt EAGAIN and io_uring waits for EPOLLIN, so
  * IORING_OP_READ completes when events come, and
  * IORING_OP_READ_MULTISHOT (kernels 6.7 and later, with provided
@@ -239,7 +242,8 @@ struct twheel_batch_args {
  * faults part-way, read(2)
  * returns the records copied whole before the fault (EFAULT if none):
  * the record cut by the fault may be partly written in the buffer but is
- * not counted, and it is returned again by the next read.
+ * not counted, and it and the records after it go back to the head of
+ * the queue, for the next read.
  */
 struct twheel_event {
 	__u64 id;
