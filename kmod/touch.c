@@ -22,18 +22,22 @@
  * memory instead, anonymous, shared or a BPF array's, which a BPF program
  * may stamp from the packet path. REGISTER pins its pages for as long as
  * the wheel lives, as io_uring pins registered buffers (FOLL_LONGTERM,
- * so that they are first moved out of movable memory; counted as locked
- * memory of the caller's process, against its RLIMIT_MEMLOCK), and the
- * kernel reads
+ * so that they are first moved out of movable memory; charged to the
+ * caller's user against its RLIMIT_MEMLOCK, and to its process, for as
+ * long as the pin lasts: twheel_touch_account()), and the kernel reads
  * them as it reads its own: one load through a local mapping, never a
  * fault, whatever the process does to its mapping afterwards. Their
  * stamps are on the kernel's clock, which is what a BPF program reads.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 
 #include <linux/twheel.h>
@@ -78,33 +82,46 @@ err_pages:
 }
 
 /*
- * Count @n pinned pages as locked memory of the caller's process (VmLck),
- * against its RLIMIT_MEMLOCK unless it may lock memory at will, as VFIO
- * counts what it pins. Per process: the entry caps bound a user's tables
- * across processes (TWHEEL_ENTRY_COST per entry a table's pages make).
+ * Charge @n pinned pages, as io_uring charges its registered buffers: to
+ * the locked memory of the caller's user (user_struct.locked_vm), never
+ * past its RLIMIT_MEMLOCK unless it may lock memory at will, and to the
+ * pinned memory of its process (VmPin). Both objects are held for as
+ * long as the pin lasts and uncharged alike, so a charge outlives neither
+ * the exit nor an exec of the process that registered: a child that
+ * registers on an inherited wheel and exits leaves its user charged. The
+ * entry caps bound a user's tables across processes too
+ * (TWHEEL_ENTRY_COST per entry a table's pages make).
  */
 static int twheel_touch_account(struct twheel_touch_table *t, unsigned long n)
 {
-	int ret = account_locked_vm(current->mm, n, true);
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user = current_user();
+	long cur;
 
-	if (ret)
-		return ret;
+	if (!capable(CAP_IPC_LOCK)) {
+		/* The credentials hold the user: free_uid() is not exported before 5.11. */
+		cur = atomic_long_read(&user->locked_vm);
+		do {
+			/* Never past the limit, even for a moment. */
+			if (n > limit || (unsigned long)cur > limit - n)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + n));
+		t->pin_cred = get_current_cred();
+	}
 	t->mm = current->mm;
 	mmgrab(t->mm);
+	atomic64_add(n, &t->mm->pinned_vm);
 	return 0;
 }
 
 static void twheel_touch_unaccount(struct twheel_touch_table *t, unsigned long n)
 {
-	/*
-	 * A wheel may outlive the process that registered its table (passed
-	 * on, or released by the exit itself): an mm that has gone has no
-	 * count left to give back to, as VFIO finds.
-	 */
-	if (mmget_not_zero(t->mm)) {
-		account_locked_vm(t->mm, n, false);
-		mmput(t->mm);
+	if (t->pin_cred) {
+		atomic_long_sub(n, &t->pin_cred->user->locked_vm);
+		put_cred(t->pin_cred);
+		t->pin_cred = NULL;
 	}
+	atomic64_sub(n, &t->mm->pinned_vm);
 	mmdrop(t->mm);
 	t->mm = NULL;
 }
@@ -155,6 +172,7 @@ void twheel_touch_install(struct twheel_touch_table *t, struct twheel_touch_tabl
 {
 	t->nr_pages = from->nr_pages;
 	t->mm = from->mm;
+	t->pin_cred = from->pin_cred;
 	/* Last: lockless readers that see the pages see the rest. */
 	smp_store_release(&t->pages, from->pages);
 	*from = (struct twheel_touch_table){};

@@ -14,6 +14,8 @@
 #include <linux/mm_types.h>
 #include <linux/types.h>
 
+struct cred;
+
 #include "wheel.h"
 
 struct twheel_ctx;
@@ -30,8 +32,12 @@ struct twheel_op;
  * @nr_pages:	how many; set with @pages.
  * @slots:	how many slots; 0 for a wheel without a table.
  * @user:	the table is registered memory (TWHEEL_SETUPF_TOUCH_USER).
- * @mm:		for a registered table, the mm whose locked_vm counts the
- *		pinned pages; set with @pages.
+ * @mm:		for a registered table, the mm whose pinned_vm counts the
+ *		pinned pages, held; set with @pages.
+ * @pin_cred:	for a registered table, the credentials of the caller,
+ *		held for their user, whose locked_vm counts the pages against
+ *		its RLIMIT_MEMLOCK; NULL if the caller had CAP_IPC_LOCK. Set
+ *		with @pages.
  *
  * @slots and @user are fixed from setup to release, the rest once set.
  */
@@ -41,6 +47,7 @@ struct twheel_touch_table {
 	u32 slots;
 	bool user;
 	struct mm_struct *mm;
+	const struct cred *pin_cred;
 };
 
 /* Pages a table of @slots slots takes. */

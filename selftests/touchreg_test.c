@@ -6,8 +6,9 @@
  * id kept alive and an unstamped one expiring, never early; the garbage
  * stamps of touch_test on process memory; the pinned pages outliving
  * munmap, shared across fork, and used after the registering process
- * exited; the pages as the process's locked memory (VmLck, against
- * RLIMIT_MEMLOCK without CAP_IPC_LOCK); and a BPF_F_MMAPABLE array as the
+ * exited; the pages charged to the user against RLIMIT_MEMLOCK without
+ * CAP_IPC_LOCK, also after the registering process exited, and to the
+ * process's VmPin; and a BPF_F_MMAPABLE array as the
  * table, stamped through its mapping.
  *
  * A registered table holds stamps on the kernel's clock, the wheel's
@@ -234,14 +235,14 @@ static void stamp_while_reading(struct __test_metadata *_metadata, int fd,
 	st->last = prev;
 }
 
-/* VmLck of /proc/self/status: this process's locked memory, in kB; -1 if missing. */
-static long long vm_lck_kb(void)
+/* VmPin of /proc/self/status: this process's pinned memory, in kB; -1 if missing. */
+static long long vm_pin_kb(void)
 {
 	char buf[8192], *p;
 
 	if (read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return -1;
-	p = strstr(buf, "\nVmLck:");
+	p = strstr(buf, "\nVmPin:");
 	return p ? strtoll(p + 7, NULL, 10) : -1;
 }
 
@@ -364,10 +365,10 @@ TEST(second_register_is_ebusy)
 	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t1));
 	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t2));
 	ASSERT_EQ(0, dev_touch_register(fd, t1.slots, SLOTS, 0));
-	lck = vm_lck_kb();
+	lck = vm_pin_kb();
 	EXPECT_EQ(-EBUSY, dev_touch_register(fd, t2.slots, SLOTS, 0));
 	EXPECT_EQ(-EBUSY, dev_touch_register(fd, t1.slots, SLOTS, 0));
-	EXPECT_EQ(lck, vm_lck_kb()) TH_LOG("a refused table stays counted");
+	EXPECT_EQ(lck, vm_pin_kb()) TH_LOG("a refused table stays counted");
 	grid = probe_grid(_metadata, fd);
 	d1 = add_bound(_metadata, fd, 1, 3, SHORT_NS);
 	d2 = add_bound(_metadata, fd, 2, 4, TOUT_NS);
@@ -439,7 +440,7 @@ TEST(register_of_memory_that_cannot_be_pinned_is_efault)
 	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
 	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ, MAP_PRIVATE, &ro));
 	p = (char *)t.slots;
-	lck = vm_lck_kb();
+	lck = vm_pin_kb();
 	ASSERT_LE(0, lck);
 
 	EXPECT_EQ(-EFAULT, dev_touch_register(fd, ro.slots, slots, 0));
@@ -451,7 +452,7 @@ TEST(register_of_memory_that_cannot_be_pinned_is_efault)
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(fd, TWHEEL_IOC_TOUCH_REGISTER, NULL));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(lck, vm_lck_kb());
+	EXPECT_EQ(lck, vm_pin_kb());
 	EXPECT_EQ(0, fdinfo_get(fd, "touch_registered"));
 
 	/* A writable mapping at the same place registers. */
@@ -829,7 +830,7 @@ TEST(table_registered_by_an_exited_child_stays)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
-	lck = vm_lck_kb();
+	lck = vm_pin_kb();
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
@@ -837,7 +838,7 @@ TEST(table_registered_by_an_exited_child_stays)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
-	EXPECT_EQ(lck, vm_lck_kb());
+	EXPECT_EQ(lck, vm_pin_kb());
 	grid = probe_grid(_metadata, fd);
 	d1 = add_bound(_metadata, fd, 1, 5, TOUT_NS);
 	sleep_ns(2 * TICK_NS);
@@ -845,7 +846,7 @@ TEST(table_registered_by_an_exited_child_stays)
 	s = t.slots[5];
 	expect_rearmed_once(_metadata, fd, grid, 1, d1, s, TOUT_NS);
 	close(fd);
-	EXPECT_EQ(lck, vm_lck_kb());
+	EXPECT_EQ(lck, vm_pin_kb());
 	EXPECT_EQ(0, dev_touch_unmap(&t));
 }
 
@@ -899,77 +900,122 @@ static int set_memlock(rlim_t bytes)
 }
 
 /*
- * Without CAP_IPC_LOCK a table counts against RLIMIT_MEMLOCK with the
- * process's other locked memory: a limit a page short of it is ENOMEM,
- * with nothing counted, and one with exactly its room takes it, after
- * which mlock() has no room left. The harness runs each test in a child
- * of its own, so the capability and the limit are dropped for this test
- * only.
+ * Without CAP_IPC_LOCK a table counts, as io_uring's buffers do, against
+ * RLIMIT_MEMLOCK as locked memory of the caller's user, however many of
+ * its processes hold the pins: a limit a page short of a table is ENOMEM,
+ * with nothing counted; a second table past the limit is ENOMEM while the
+ * first is pinned, and fits once the first wheel is released. (The user
+ * is root, whose count nothing else in the guest holds; the checks allow
+ * up to 7 pages of it.) The harness runs each test in a child of its
+ * own, so the capability and the limit are dropped for this test only.
  */
 TEST(register_past_rlimit_memlock_is_enomem)
 {
 	const uint32_t slots = 8 * page_size() / 8;
-	struct dev_touch t, other;
-	long long lck;
-	int fd = user_wheel(slots);
+	struct dev_touch t, u;
+	long long pin;
+	int fd = user_wheel(slots), fd2 = user_wheel(slots);
 
 	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	ASSERT_EQ(0, dev_touch_anon(1, PROT_READ | PROT_WRITE, MAP_PRIVATE, &other));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &u));
 	ASSERT_EQ(0, drop_cap(CAP_IPC_LOCK));
-	lck = vm_lck_kb();
-	ASSERT_LE(0, lck);
-	ASSERT_EQ(0, set_memlock(lck * 1024 + 7 * page_size()));
+	pin = vm_pin_kb();
+	ASSERT_LE(0, pin);
+	ASSERT_EQ(0, set_memlock(7 * page_size()));
 	EXPECT_EQ(-ENOMEM, dev_touch_register(fd, t.slots, slots, 0));
 	ASSERT_EQ(0, set_memlock(0));
 	EXPECT_EQ(-ENOMEM, dev_touch_register(fd, t.slots, slots, 0));
-	EXPECT_EQ(lck, vm_lck_kb());
+	EXPECT_EQ(pin, vm_pin_kb());
 	EXPECT_EQ(0, fdinfo_get(fd, "touch_registered"));
 
-	ASSERT_EQ(0, set_memlock(lck * 1024 + 8 * page_size()));
+	ASSERT_EQ(0, set_memlock(15 * page_size()));
 	EXPECT_EQ(0, dev_touch_register(fd, t.slots, slots, 0));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
-	EXPECT_EQ(lck + pages_kb(8), vm_lck_kb());
-	errno = 0;
-	EXPECT_EQ(-1, mlock(other.slots, page_size())) TH_LOG("mlock past the table");
-	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(pin + pages_kb(8), vm_pin_kb());
+	/* 16 pages do not fit in 15, whatever process asks. */
+	EXPECT_EQ(-ENOMEM, dev_touch_register(fd2, u.slots, slots, 0));
 	close(fd);
-	EXPECT_EQ(lck, vm_lck_kb());
-	/* Given back: the room is mlock()'s again. */
-	EXPECT_EQ(0, mlock(other.slots, page_size()));
-	EXPECT_EQ(0, dev_touch_unmap(&other));
+	EXPECT_EQ(pin, vm_pin_kb());
+	/* Given back: the room is the second table's. */
+	EXPECT_EQ(0, dev_touch_register(fd2, u.slots, slots, 0));
+	close(fd2);
+	EXPECT_EQ(0, dev_touch_unmap(&u));
 	EXPECT_EQ(0, dev_touch_unmap(&t));
 }
 
 /*
- * VmLck grows by the table's pages at registration, whatever munmap does
+ * A child that registers a table on a wheel it inherited and exits
+ * leaves its pin charged to its user until the wheel is released: a loop
+ * of such children cannot pin more than RLIMIT_MEMLOCK allows, though
+ * each child's process is gone. Without CAP_IPC_LOCK, limit 12 pages,
+ * tables of 8: the second child is refused, and after the first wheel's
+ * release a third one fits.
+ */
+TEST(pins_of_exited_children_stay_charged)
+{
+	const uint32_t slots = 8 * page_size() / 8;
+	struct dev_touch t;
+	int fd[3], i;
+
+	for (i = 0; i < 3; i++) {
+		fd[i] = user_wheel(slots);
+		ASSERT_LE(0, fd[i]);
+	}
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
+	ASSERT_EQ(0, drop_cap(CAP_IPC_LOCK));
+	ASSERT_EQ(0, set_memlock(12 * page_size()));
+	for (i = 0; i < 3; i++) {
+		pid_t pid;
+		int status;
+
+		if (i == 2)
+			close(fd[0]);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(-dev_touch_register(fd[i], t.slots, slots, 0));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(i == 1 ? ENOMEM : 0, WEXITSTATUS(status)) TH_LOG("child %d", i);
+	}
+	EXPECT_EQ(1, fdinfo_get(fd[2], "touch_registered"));
+	EXPECT_EQ(0, fdinfo_get(fd[1], "touch_registered"));
+	close(fd[1]);
+	close(fd[2]);
+	EXPECT_EQ(0, dev_touch_unmap(&t));
+}
+
+/*
+ * VmPin grows by the table's pages at registration, whatever munmap does
  * meanwhile, and the wheel's release gives them back. With CAP_IPC_LOCK:
  * no limit, but counted all the same.
  */
-TEST(vm_lck_counts_the_table_until_close)
+TEST(vm_pin_counts_the_table_until_close)
 {
 	const uint32_t slots = 100000;	/* 800000 bytes: 196 pages of 4 KiB */
 	const long long kb = table_len(slots) / 1024;
 	struct dev_touch t;
 	int fd = user_wheel(slots), other = user_wheel(SLOTS);
-	long long lck;
+	long long pin;
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	lck = vm_lck_kb();
-	ASSERT_LE(0, lck);
+	pin = vm_pin_kb();
+	ASSERT_LE(0, pin);
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, slots, 0));
-	EXPECT_EQ(lck + kb, vm_lck_kb());
+	EXPECT_EQ(pin + kb, vm_pin_kb());
 	/* The same memory in a second wheel is pinned, and counted, twice. */
 	ASSERT_EQ(0, dev_touch_register(other, t.slots, SLOTS, 0));
-	EXPECT_EQ(lck + kb + (long long)table_len(SLOTS) / 1024, vm_lck_kb());
+	EXPECT_EQ(pin + kb + (long long)table_len(SLOTS) / 1024, vm_pin_kb());
 	close(other);
-	EXPECT_EQ(lck + kb, vm_lck_kb());
+	EXPECT_EQ(pin + kb, vm_pin_kb());
 	ASSERT_EQ(0, dev_touch_unmap(&t));
-	EXPECT_EQ(lck + kb, vm_lck_kb());
+	EXPECT_EQ(pin + kb, vm_pin_kb());
 	close(fd);
-	EXPECT_EQ(lck, vm_lck_kb());
+	EXPECT_EQ(pin, vm_pin_kb());
 }
 
 /* ---- a BPF array as the table ---- */

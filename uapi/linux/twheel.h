@@ -410,11 +410,13 @@ struct twheel_dump_args {
  * shared mapping, or the mapping of a BPF array made with
  * BPF_F_MMAPABLE, whose element i is slot i), and the kernel pins those
  * pages until the wheel is released, as io_uring pins registered
- * buffers. They count as locked memory of the caller's process (VmLck
- * in /proc/PID/status), against its RLIMIT_MEMLOCK unless it has
- * CAP_IPC_LOCK in the initial user namespace (ENOMEM past it), as VFIO
- * counts what it pins, and stay charged to the memory cgroup they were
- * charged to; the table counts against the entry caps from setup on.
+ * buffers. As io_uring charges them, they count as locked memory of
+ * the caller's user, against the caller's RLIMIT_MEMLOCK unless it has
+ * CAP_IPC_LOCK in the initial user namespace (ENOMEM past it), and as
+ * pinned memory of its process (VmPin in /proc/PID/status), for as long
+ * as they stay pinned, whether or not that process lives on; and they
+ * stay charged to the memory cgroup they were charged to; the table
+ * counts against the entry caps from setup on.
  * The table is registered once (EBUSY after), by a writer (EBADF on
  * O_RDONLY), on a wheel set up so (EINVAL otherwise); later changes to
  * the mapping (munmap, a new mapping at the address) do not reach the
