@@ -49,7 +49,10 @@
 #     says what went through io_uring there, and examples/bpf-refresh's
 #       bpf-refresh: peers=N silent=S reported=S live_reported=0 early=0
 #         service_cpu_ns_per_packet=C
-#     what the BPF program kept alive (both repeated at the end).
+#     what the BPF program kept alive, and for each attack of
+#     tests/stress/security whose program ran there
+#       security: item=N name=NAME kernel=K held=yes|no|skip
+#     (all three repeated at the end).
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no"; then
 #     selftests/ copied into that tree as
@@ -97,7 +100,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-rm -f "$out/binding-lines" "$out/uring-lines" "$out/bpf-refresh-lines"
+rm -f "$out/binding-lines" "$out/uring-lines" "$out/bpf-refresh-lines" "$out/security-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -559,6 +562,25 @@ launch_vm() {
 	return "$rc"
 }
 
+# security_results KERNEL DIR: one "security:" line per item of
+# tests/stress/security whose program ran on KERNEL, from the TAP line of
+# its test in DIR/PROGRAM.log; repeated at the end.
+security_results() {
+	local k=$1 dir=$2 item name prog tap line held
+	while IFS=$'\t' read -r item name prog tap; do
+		case $item in '#'* | '') continue ;; esac
+		[ -s "$dir/$prog.log" ] || continue
+		line=$(grep -E '^(not )?ok [0-9]+ ' "$dir/$prog.log" | grep -F -- " $tap" | head -n 1)
+		case $line in
+		"") held="no reason=the-test-did-not-run" ;;
+		"not ok"*) held=no ;;
+		*'# SKIP'* | *'# skip'*) held="skip reason=$(echo "${line#*# [Ss][Kk][Ii][Pp]}" | sed 's/^ *//; s/ /-/g')" ;;
+		*) held=yes ;;
+		esac
+		echo "security: item=$item name=$name kernel=$k held=$held"
+	done <"$top/tests/stress/security" | tee -a "$out/security-lines"
+}
+
 # eval_kernel KERNEL: counts the tests of KERNEL's VM run from its
 # results, in this shell.
 eval_kernel() {
@@ -617,8 +639,9 @@ eval_kernel() {
 		kmemleak_leaks "$res"
 		expect "$k: kmemleak clean ($leaks leaks, see $res)" [ "$leaks" = 0 ]
 	fi
+	security_results "$k" "$dir"
 	echo "$k: summary lines of the stress tests:"
-	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace): |^idle-server: conns=|^orders: total=|^restart: ids=|^bpf-refresh: peers=' "$res" || true
+	grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace|contain): |^idle-server: conns=|^orders: total=|^restart: ids=|^bpf-refresh: peers=' "$res" || true
 	grep -E '^bpf-refresh: peers=' "$res" >>"$out/bpf-refresh-lines" || true
 	grep -E '^binding: ' "$res" | sed "s/ kernel=[^ ]*/ kernel=$k/" >>"$out/binding-lines" || true
 	grep -E '^binding: ' "$res" || true
@@ -771,6 +794,7 @@ printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
 [ -s "$out/uring-lines" ] && cat "$out/uring-lines"
 [ -s "$out/bpf-refresh-lines" ] && cat "$out/bpf-refresh-lines"
+[ -s "$out/security-lines" ] && cat "$out/security-lines"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"
