@@ -19,7 +19,9 @@
  * into a process hold their own reference as well.
  *
  * A registered table (TWHEEL_SETUPF_TOUCH_USER) is the process's own
- * memory instead, anonymous, shared or a BPF array's, which a BPF program
+ * shared memory instead (MAP_SHARED anonymous memory, shm or memfd, a
+ * BPF array; never a private mapping, see twheel_touch_check_shared()),
+ * which a BPF program
  * may stamp from the packet path. REGISTER pins its pages for as long as
  * the wheel lives, as io_uring pins registered buffers (FOLL_LONGTERM,
  * so that they are first moved out of movable memory; charged to the
@@ -126,6 +128,42 @@ static void twheel_touch_unaccount(struct twheel_touch_table *t, unsigned long n
 	t->mm = NULL;
 }
 
+/*
+ * A private mapping in [@addr, @addr + @len) of the caller: -EINVAL, for
+ * such a table would part from the process's stores without a word. The
+ * pages pinned are the process's copy at REGISTER; a fork gives the child
+ * copies of its own (pinned pages are copied at fork, not shared copy on
+ * write), and MADV_DONTNEED or a remap gives the process new ones, so the
+ * stamps of a prefork server's workers would never reach the kernel. A
+ * shared mapping (MAP_SHARED anonymous memory, shm, memfd, a BPF array)
+ * keeps its pages across all of that. A hole is pinning's to refuse
+ * (EFAULT), as is a shared mapping that cannot be written. Process
+ * context, in the caller's mm.
+ */
+static int twheel_touch_check_shared(unsigned long addr, unsigned long len)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long end = addr + len;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (end < addr)
+		return 0;
+	mmap_read_lock(mm);
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr)
+			break;
+		if (!(vma->vm_flags & VM_MAYSHARE)) {
+			ret = -EINVAL;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
 int twheel_touch_pin(struct twheel_touch_table *t, u64 addr, u32 slots)
 {
 	unsigned int n = twheel_touch_pages(slots);
@@ -134,6 +172,9 @@ int twheel_touch_pin(struct twheel_touch_table *t, u64 addr, u32 slots)
 
 	if (!addr || !PAGE_ALIGNED(addr) || addr != (unsigned long)addr)
 		return -EINVAL;
+	ret = twheel_touch_check_shared(addr, (unsigned long)n << PAGE_SHIFT);
+	if (ret)
+		return ret;
 	ret = twheel_touch_account(t, n);
 	if (ret)
 		return ret;
@@ -143,9 +184,9 @@ int twheel_touch_pin(struct twheel_touch_table *t, u64 addr, u32 slots)
 		goto err_unaccount;
 	}
 	/*
-	 * Writable, though the kernel only reads: the process writes them,
-	 * and a private mapping must break its copy-on-write first, or the
-	 * kernel would go on reading a page the process no longer sees.
+	 * Writable, though the kernel only reads: the process writes them.
+	 * The mappings were shared when looked at; one remapped private
+	 * since is the process's own doing, and only its own stores are lost.
 	 */
 	pinned = pin_user_pages_fast(addr, n, FOLL_WRITE | FOLL_LONGTERM, pages);
 	if (pinned != n) {

@@ -125,10 +125,11 @@ int twheel_touch_unmap(struct twheel_touch *touch);
 /*
  * TWHEEL_IOC_TOUCH_REGISTER: give @fd, a wheel set up with
  * TWHEEL_SETUPF_TOUCH_USER and @nr_slots slots, its touch table in the
- * caller's memory: @table, page-aligned, @nr_slots * 8 bytes, writable
- * (anonymous memory, a shared mapping, an mmap-able BPF array). The
- * kernel pins it until the wheel is released, as locked memory of the
- * process (RLIMIT_MEMLOCK). Its stamps are on the wheel's clock in the
+ * caller's memory: @table, page-aligned, @nr_slots * 8 bytes, writable,
+ * of a shared mapping (MAP_SHARED anonymous memory, shm or a memfd, an
+ * mmap-able BPF array; a private one is EINVAL). The kernel pins it
+ * until the wheel is released, charged to the caller's user against its
+ * RLIMIT_MEMLOCK. Its stamps are on the wheel's clock in the
  * initial time namespace (see "Registered touch table" in
  * <linux/twheel.h>). 0 or -errno.
  */

@@ -4,8 +4,8 @@
  * TWHEEL_IOC_TOUCH_REGISTER): every error of setup and registration;
  * binding before registration; mmap and fdinfo of such a wheel; a stamped
  * id kept alive and an unstamped one expiring, never early; the garbage
- * stamps of touch_test on process memory; the pinned pages outliving
- * munmap, shared across fork, and used after the registering process
+ * stamps of touch_test on process memory; a private mapping refused; the
+ * pinned pages outliving munmap, shared across fork, and used after the registering process
  * exited; the pages charged to the user against RLIMIT_MEMLOCK without
  * CAP_IPC_LOCK, also after the registering process exited, and to the
  * process's VmPin; and a BPF_F_MMAPABLE array as the
@@ -263,7 +263,7 @@ FIXTURE_SETUP(reg)
 {
 	self->fd = user_wheel(SLOTS);
 	ASSERT_LE(0, self->fd) TH_LOG("setup: %s", strerror(-self->fd));
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &self->t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &self->t));
 	ASSERT_EQ(0, dev_touch_register(self->fd, self->t.slots, SLOTS, 0));
 	self->grid = probe_grid(_metadata, self->fd);
 }
@@ -304,7 +304,7 @@ TEST(register_on_a_wheel_without_touch_user_is_einval)
 	ASSERT_LE(0, plain);
 	ASSERT_LE(0, own);
 	ASSERT_EQ(0, setup_errno(own, TWHEEL_SETUPF_TOUCH, SLOTS, 0));
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	EXPECT_EQ(-EINVAL, dev_touch_register(plain, t.slots, 0, 0));
 	EXPECT_EQ(-EINVAL, dev_touch_register(plain, t.slots, SLOTS, 0));
 	EXPECT_EQ(-EINVAL, dev_touch_register(own, t.slots, SLOTS, 0));
@@ -330,7 +330,7 @@ TEST(register_with_bad_flags_slots_or_addr_is_einval)
 
 	ASSERT_LE(0, fd);
 	/* A page more than the table: only the alignment is wrong below. */
-	ASSERT_EQ(0, dev_touch_anon(SLOTS + page_size() / 8, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS + page_size() / 8, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	p = (char *)t.slots;
 	for (i = 0; i < ARRAY_SIZE(bad_flags); i++)
 		EXPECT_EQ(-EINVAL, dev_touch_register(fd, p, SLOTS, bad_flags[i]))
@@ -362,8 +362,8 @@ TEST(second_register_is_ebusy)
 	long long lck;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t1));
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t2));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t1));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t2));
 	ASSERT_EQ(0, dev_touch_register(fd, t1.slots, SLOTS, 0));
 	lck = vm_pin_kb();
 	EXPECT_EQ(-EBUSY, dev_touch_register(fd, t2.slots, SLOTS, 0));
@@ -394,7 +394,7 @@ TEST(register_on_an_rdonly_descriptor_is_ebadf)
 	struct dev_touch t;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	EXPECT_EQ(-EBADF, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(-EBADF, dev_touch_register(fd, t.slots, 0, UINT32_MAX));
 	errno = 0;
@@ -414,7 +414,7 @@ TEST(register_before_setup_is_ebadfd)
 	struct dev_touch t;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	EXPECT_EQ(-EBADFD, dev_touch_register(fd, t.slots, SLOTS, 0));
 	/* Nothing of it stayed: the wheel sets up and registers. */
 	EXPECT_EQ(0, setup_errno(fd, TWHEEL_SETUPF_TOUCH_USER, SLOTS, 0));
@@ -437,8 +437,8 @@ TEST(register_of_memory_that_cannot_be_pinned_is_efault)
 	char *p;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ, MAP_PRIVATE, &ro));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ, MAP_SHARED, &ro));
 	p = (char *)t.slots;
 	lck = vm_pin_kb();
 	ASSERT_LE(0, lck);
@@ -457,12 +457,49 @@ TEST(register_of_memory_that_cannot_be_pinned_is_efault)
 
 	/* A writable mapping at the same place registers. */
 	ASSERT_EQ(p, mmap(p, t.map_len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
 	EXPECT_EQ(0, dev_touch_register(fd, p, slots, 0));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
 	close(fd);
 	EXPECT_EQ(0, dev_touch_unmap(&t));
 	EXPECT_EQ(0, dev_touch_unmap(&ro));
+}
+
+/*
+ * A private mapping is refused with EINVAL, wholly or in part: its pinned
+ * pages would be the process's copy at registration, and a fork (which
+ * copies pinned pages for the child) or MADV_DONTNEED would send later
+ * stores elsewhere, so a prefork server's workers would touch in vain.
+ * Nothing is pinned or counted; shared memory then registers.
+ */
+TEST(register_of_a_private_mapping_is_einval)
+{
+	const uint32_t slots = 2 * page_size() / 8;
+	int fd = user_wheel(slots);
+	struct dev_touch priv, mixed;
+	long long pin;
+	char *p;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &priv));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &mixed));
+	p = (char *)mixed.slots;
+	pin = vm_pin_kb();
+	ASSERT_LE(0, pin);
+	EXPECT_EQ(-EINVAL, dev_touch_register(fd, priv.slots, slots, 0));
+	/* Shared, but for its second page. */
+	ASSERT_EQ(p + page_size(), mmap(p + page_size(), page_size(), PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	EXPECT_EQ(-EINVAL, dev_touch_register(fd, p, slots, 0));
+	EXPECT_EQ(pin, vm_pin_kb());
+	EXPECT_EQ(0, fdinfo_get(fd, "touch_registered"));
+	ASSERT_EQ(p + page_size(), mmap(p + page_size(), page_size(), PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	EXPECT_EQ(0, dev_touch_register(fd, p, slots, 0));
+	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
+	close(fd);
+	EXPECT_EQ(0, dev_touch_unmap(&mixed));
+	EXPECT_EQ(0, dev_touch_unmap(&priv));
 }
 
 /* ---- before registration ---- */
@@ -498,7 +535,7 @@ TEST(bind_before_register_is_einval)
 	d = add_bound(_metadata, fd, 5, TWHEEL_SLOT_NONE, SHORT_NS);
 	expect_expiry(_metadata, fd, 5, d);
 
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	add_bound(_metadata, fd, 1, 0, DEV_TIMEOUT_DEFAULT);
 	dev_prep_refresh(&op, 2, DEV_TIMEOUT_DEFAULT, 0);
@@ -532,7 +569,7 @@ TEST(mmap_of_a_touch_user_wheel_is_enodev)
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(ENODEV, mmap_errno(fd));
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(ENODEV, mmap_errno(fd));
 	close(fd);
@@ -556,7 +593,7 @@ TEST(fdinfo_shows_touch_user_and_registered)
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_user"));
 	EXPECT_EQ(0, fdinfo_get(fd, "touch_registered"));
 	EXPECT_EQ(SLOTS, fdinfo_get(fd, "touch_slots"));
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_user"));
 	EXPECT_EQ(1, fdinfo_get(fd, "touch_registered"));
@@ -737,7 +774,7 @@ TEST(stamps_are_on_the_kernel_clock_in_any_time_namespace)
 	ASSERT_LE(0, fd);
 	off = fdinfo_get(fd, "clock_offset_ns");
 	ASSERT_EQ(-secs * (long long)NSEC_PER_SEC, off);
-	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, SLOTS, 0));
 	grid = probe_grid(_metadata, fd);
 	d1 = add_bound(_metadata, fd, 1, 1, SHORT_NS);
@@ -850,12 +887,8 @@ TEST(table_registered_by_an_exited_child_stays)
 	EXPECT_EQ(0, dev_touch_unmap(&t));
 }
 
-/*
- * A private table stays the parent's after fork: the kernel copies pinned
- * pages for the child rather than share them copy-on-write, so the
- * parent's stores after the fork still land in the pinned pages.
- */
-TEST_F(reg, parent_stamps_in_a_private_table_count_after_fork)
+/* The parent's stores after a fork still land in the pinned pages. */
+TEST_F(reg, parent_stamps_count_after_fork)
 {
 	uint64_t d1, s;
 	int status;
@@ -918,8 +951,8 @@ TEST(register_past_rlimit_memlock_is_enomem)
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
-	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &u));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &u));
 	ASSERT_EQ(0, drop_cap(CAP_IPC_LOCK));
 	pin = vm_pin_kb();
 	ASSERT_LE(0, pin);
@@ -1002,7 +1035,7 @@ TEST(vm_pin_counts_the_table_until_close)
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_PRIVATE, &t));
+	ASSERT_EQ(0, dev_touch_anon(slots, PROT_READ | PROT_WRITE, MAP_SHARED, &t));
 	pin = vm_pin_kb();
 	ASSERT_LE(0, pin);
 	ASSERT_EQ(0, dev_touch_register(fd, t.slots, slots, 0));

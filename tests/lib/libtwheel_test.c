@@ -563,7 +563,7 @@ TEST_F(touch, unmap_clears_the_slots)
 
 FIXTURE(touch_user) {
 	int fd;
-	uint64_t *table;	/* one page of anonymous memory, SLOTS slots */
+	uint64_t *table;	/* one page of shared anonymous memory, SLOTS slots */
 };
 
 FIXTURE_SETUP(touch_user)
@@ -571,7 +571,7 @@ FIXTURE_SETUP(touch_user)
 	self->fd = lib_touch_wheel(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH_USER);
 	ASSERT_LE(0, self->fd) TH_LOG("touch-user wheel: %s", strerror(-self->fd));
 	self->table = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->table);
 }
 
@@ -620,7 +620,7 @@ TEST_F(touch_user, register_errors_are_negative_errno)
 	ASSERT_EQ(0, munmap(self->table, getpagesize()));
 	EXPECT_EQ(-EFAULT, twheel_touch_register(self->fd, self->table, SLOTS));
 	self->table = mmap(self->table, getpagesize(), PROT_READ,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->table);
 	EXPECT_EQ(-EFAULT, twheel_touch_register(self->fd, self->table, SLOTS));
 	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_registered"));
@@ -629,7 +629,7 @@ TEST_F(touch_user, register_errors_are_negative_errno)
 TEST(register_needs_a_wheel_set_up_for_it)
 {
 	uint64_t *table = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int plain = lib_wheel(O_CLOEXEC);
 	int mapped = lib_touch_wheel(CLOCK_MONOTONIC, TWHEEL_SETUPF_TOUCH);
 

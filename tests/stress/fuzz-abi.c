@@ -1998,15 +1998,19 @@ static void do_remap(void)
 #define ANYWHERE_LEN(len)	((len) + PAGE)
 
 /*
- * Fresh anonymous memory, shared or private, of @len bytes (whole pages)
- * for a table of wheel @serial, at sub-region @ti of the writer's if @ti
- * is not 0 (else ANYWHERE_LEN(@len) anywhere); now and then with stamps
- * in it already. MAP_FAILED if none.
+ * Fresh anonymous memory of @len bytes (whole pages) for a table of wheel
+ * @serial, at sub-region @ti of the writer's if @ti is not 0 (else
+ * ANYWHERE_LEN(@len) anywhere); now and then with stamps in it already.
+ * Private (which REGISTER refuses) one time in four if @private is not
+ * NULL, which then says which it is; else shared. MAP_FAILED if none.
  */
-static uint64_t *table_memory(size_t len, int ti, uint64_t serial)
+static uint64_t *table_memory(size_t len, int ti, uint64_t serial, int *private)
 {
-	int type = rnd_below(&rs, 2) ? MAP_SHARED : MAP_PRIVATE, k;
+	int type = private && !rnd_below(&rs, 4) ? MAP_PRIVATE : MAP_SHARED, k;
 	uint64_t *t;
+
+	if (private)
+		*private = type == MAP_PRIVATE;
 
 	if (ti) {
 		tmap_drop(ti);
@@ -2046,7 +2050,7 @@ enum { T_GOOD, T_MISALIGNED, T_NULL, T_UNMAPPED, T_RO, T_SHORT, T_KERNEL, T_NONC
  * EFAULT for an argument that cannot be read; EINVAL for flags, a count
  * other than the wheel's touch_slots or a wheel without
  * TWHEEL_SETUPF_TOUCH_USER, then EBUSY once registered; then EINVAL for
- * an address not page-aligned, EFAULT for memory that cannot be pinned
+ * an address not page-aligned or a private mapping, EFAULT for memory that cannot be pinned
  * for writing (unmapped, read-only, partly PROT_NONE), either for NULL,
  * kernel and non-canonical addresses, 0 or EFAULT for another wheel's
  * mapped table. Nothing is written back; after a success fdinfo says
@@ -2060,7 +2064,7 @@ static void do_touch_register(void)
 	struct twheel_touch_register_args args;
 	enum ptr_kind akind;
 	uint8_t *ap = pick_ptr(sizeof(args), &akind);
-	int wi = pick_idx(), ti = 0, tkind, err, expect, alt = ENOMEM, k;
+	int wi = pick_idx(), ti = 0, tkind, err, expect, alt = ENOMEM, k, private = 0;
 	const struct winfo *w = wheel_info(wi);
 	uint64_t *t = MAP_FAILED, serial = w->serial;
 	size_t len;
@@ -2086,7 +2090,7 @@ static void do_touch_register(void)
 	case T_GOOD:
 		if (len <= TMAP_BYTES && rnd_below(&rs, 2))
 			ti = 1 + rnd_below(&rs, NTMAPS - 1);
-		t = table_memory(len, ti, serial);
+		t = table_memory(len, ti, serial, &private);
 		if (t == MAP_FAILED)
 			return;
 		args.addr = (uintptr_t)t;
@@ -2100,14 +2104,14 @@ static void do_touch_register(void)
 		args.addr = (uintptr_t)unmapped;
 		break;
 	case T_RO:
-		t = mmap(NULL, ANYWHERE_LEN(len), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		t = mmap(NULL, ANYWHERE_LEN(len), PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (t == MAP_FAILED)
 			return;
 		args.addr = (uintptr_t)t;
 		break;
 	case T_SHORT:
 		/* The last page (the only one, for a small table) is PROT_NONE. */
-		t = table_memory(len, 0, serial);
+		t = table_memory(len, 0, serial, &private);
 		if (t == MAP_FAILED)
 			return;
 		mprotect((uint8_t *)t + len - PAGE, PAGE, PROT_NONE);
@@ -2157,6 +2161,9 @@ static void do_touch_register(void)
 		alt = 0;
 	} else if (w->registered) {
 		expect = EBUSY;
+		alt = 0;
+	} else if (private) {
+		expect = EINVAL;
 		alt = 0;
 	} else {
 		switch (tkind) {
@@ -2212,7 +2219,7 @@ static void register_at_once(int wi, uint32_t slots)
 
 	if (len > 64 * TMAP_BYTES)
 		return;
-	t = table_memory(len, ti, serial);
+	t = table_memory(len, ti, serial, NULL);
 	if (t == MAP_FAILED)
 		return;
 	ret = raw_register(wfd[wi], t, slots);

@@ -406,9 +406,12 @@ struct twheel_dump_args {
  *
  * A wheel set up with TWHEEL_SETUPF_TOUCH_USER takes its touch table from
  * the process instead: TWHEEL_IOC_TOUCH_REGISTER names touch_slots * 8
- * bytes of its memory, page-aligned and writable (anonymous memory, a
- * shared mapping, or the mapping of a BPF array made with
- * BPF_F_MMAPABLE, whose element i is slot i), and the kernel pins those
+ * bytes of its memory, page-aligned and writable, of a shared mapping
+ * (MAP_SHARED anonymous memory, shm or a memfd, or the mapping of a BPF
+ * array made with BPF_F_MMAPABLE, whose element i is slot i; a private
+ * mapping is EINVAL, for a fork or MADV_DONTNEED would send the
+ * process's later stores to other pages than the pinned ones), and the
+ * kernel pins those
  * pages until the wheel is released, as io_uring pins registered
  * buffers. As io_uring charges them, they count as locked memory of
  * the caller's user, against the caller's RLIMIT_MEMLOCK unless it has
@@ -436,14 +439,15 @@ struct twheel_dump_args {
 /**
  * struct twheel_touch_register_args - argument of TWHEEL_IOC_TOUCH_REGISTER
  * @addr:	user pointer to the table: page-aligned, @slots * 8 bytes,
- *		writable by the caller.
+ *		writable by the caller, of shared mappings only.
  * @slots:	the wheel's touch_slots, exactly.
  * @flags:	must be 0.
  *
  * Errors: EINVAL (a wheel not set up with TWHEEL_SETUPF_TOUCH_USER, a bad
- * @addr, @slots or @flags), EBUSY (registered already), EFAULT (memory
- * that cannot be pinned for writing: unmapped, read-only, a PFN or I/O
- * mapping), ENOMEM (RLIMIT_MEMLOCK, or no memory).
+ * @addr, @slots or @flags, a table in a private mapping), EBUSY
+ * (registered already), EFAULT (memory that cannot be pinned for
+ * writing: unmapped, read-only, a PFN or I/O mapping), ENOMEM
+ * (RLIMIT_MEMLOCK, or no memory).
  */
 struct twheel_touch_register_args {
 	__u64 addr;
