@@ -574,7 +574,7 @@ security_results() {
 		case $line in
 		"") held="no reason=the-test-did-not-run" ;;
 		"not ok"*) held=no ;;
-		*'# SKIP'* | *'# skip'*) held="skip reason=$(echo "${line#*# [Ss][Kk][Ii][Pp]}" | sed 's/^ *//; s/ /-/g')" ;;
+		*'# SKIP'* | *'# skip'*) held="skip reason=$(echo "${line#*"$tap"}" | sed 's/^[: ]*//; s/^# *[Ss][Kk][Ii][Pp] *//; s/ /-/g')" ;;
 		*) held=yes ;;
 		esac
 		echo "security: item=$item name=$name kernel=$k held=$held"

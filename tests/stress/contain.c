@@ -172,7 +172,8 @@ static int test_frozen_close(void)
 
 	mkdir(FREEZER, 0755);
 	if (mount("contain", FREEZER, "cgroup", 0, "freezer")) {
-		ksft_test_result_skip("no cgroup v1 freezer to mount: %s\n", strerror(errno));
+		ksft_test_result_skip("the last close of a wheel whose worker is in a frozen group returns: no cgroup v1 freezer to mount (%s)\n",
+				      strerror(errno));
 		rmdir(FREEZER);
 		return -1;
 	}

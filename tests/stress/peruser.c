@@ -338,6 +338,15 @@ static int userns_agents_start(struct agent *ag)
 	return err;
 }
 
+/* The tests of userns_run(), named in its skips. */
+static const char *const ns_tests[5] = {
+	"the uids of D's namespace together get what D's limit leaves",
+	"root reads the namespace's uid 0",
+	"inside, fdinfo shows uid",
+	"user B, outside, still adds",
+	"closing the namespace's wheels gives D back its entries",
+};
+
 /*
  * D holds N/4 ids; the uids of D's namespace add N/2 each, in turn:
  * together they must get exactly the rest of D's N. Returns 1 if every
@@ -362,8 +371,8 @@ static int userns_run(struct agent *b, uint64_t n)
 	ret = userns_agents_start(ns);
 	if (ret) {
 		for (i = 0; i < 5; i++)
-			ksft_test_result_skip("a user namespace of %d uids owned by D: %s\n", NS_UIDS,
-					      strerror(-ret));
+			ksft_test_result_skip("%s: no user namespace of %d uids owned by D: %s\n",
+					      ns_tests[i], NS_UIDS, strerror(-ret));
 		agent_end(&d);
 		return ret == -EINVAL || ret == -EPERM || ret == -ENOSPC ? -1 : 0;
 	}
