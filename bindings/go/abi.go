@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 
-// The ABI of /dev/twheel as Go sees it: every struct, flag and command of
-// uapi/linux/twheel.h, and nothing else. Each raw struct has the header's
-// fields in the header's order and size (the uapi tag names the C field),
-// so a pointer to one is what the kernel reads; abi_test.go parses the
-// header and fails when the two part. A change of the ABI is an edit of
-// this file alone.
-
-//go:build linux
+// The ABI of /dev/twheel as Go sees it: every struct and flag of
+// uapi/linux/twheel.h (its commands are in abi_linux.go), and nothing
+// else. Each raw struct has the header's fields in the header's order and
+// size (the uapi tag names the C field), so a pointer to one is what the
+// kernel reads; abi_test.go parses the header and fails when the two part.
+// A change of the ABI is an edit of this file, and of abi_linux.go for a
+// command. This file has no build constraint: the encoders (op.go) build
+// on every system, so that the package's API does too (unsupported.go).
 
 package twheel
 
@@ -61,9 +61,10 @@ type rawOp struct {
 	slot        uint32 `uapi:"slot"`
 }
 
-// The header's user pointers are __u64. They are unsafe.Pointer here (this
-// package builds for 64-bit targets only), so that the garbage collector
-// keeps what they point to alive and a stack copy moves them with it.
+// The header's user pointers are __u64. They are unsafe.Pointer here (the
+// Linux build is for 64-bit targets only: abi_linux.go checks it), so that
+// the garbage collector keeps what they point to alive and a stack copy
+// moves them with it.
 
 // struct twheel_batch_args
 type rawBatch struct {
@@ -124,18 +125,6 @@ type rawTouchRegister struct {
 	_ uint32 `uapi:"flags"`
 }
 
-// The commands, as <asm-generic/ioctl.h> encodes _IOW and _IOWR (the
-// architectures of ioc_generic.go).
-var (
-	iocSetup   = iocW(0, unsafe.Sizeof(rawSetup{}))
-	iocOp      = iocWR(1, unsafe.Sizeof(rawOp{}))
-	iocBatch   = iocW(2, unsafe.Sizeof(rawBatch{}))
-	iocDump    = iocWR(3, unsafe.Sizeof(rawDump{}))
-	iocRefresh = iocWR(4, unsafe.Sizeof(rawRefresh{}))
-	// Mirrored for the header check, as rawTouchRegister.
-	iocTouchRegister = iocW(5, unsafe.Sizeof(rawTouchRegister{}))
-)
-
 // ReadEvents reads straight into the caller's []Event: it must stay the
 // kernel's record, field for field. A mismatch does not compile.
 var (
@@ -147,6 +136,4 @@ var (
 	_ [unsafe.Offsetof(rawEvent{}.deadlineNS) - unsafe.Offsetof(Event{}.Deadline)]struct{}
 	_ [unsafe.Offsetof(Event{}.Expired) - unsafe.Offsetof(rawEvent{}.expiredNS)]struct{}
 	_ [unsafe.Offsetof(rawEvent{}.expiredNS) - unsafe.Offsetof(Event{}.Expired)]struct{}
-	// User pointers are 64-bit.
-	_ [unsafe.Sizeof(unsafe.Pointer(nil)) - 8]struct{}
 )

@@ -3,9 +3,9 @@
 // Errors: every failure is an *Error naming the operation and the id (or
 // slot) it was about, and wrapping what went wrong: the syscall.Errno the
 // kernel answered, os.ErrClosed after Close, or a context's error. Tests
-// use errors.Is with the sentinels below, or with the errno itself.
-
-//go:build linux
+// use errors.Is with the sentinels below, or with the errno itself. Which
+// errno is which sentinel, and its message, is errors_linux.go's; on
+// another system no kernel answers (unsupported.go).
 
 package twheel
 
@@ -13,15 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Sentinels for errors.Is. Each matches the *Error values that wrap its
 // errno; errors.Is(err, syscall.ENOENT) and the like work as well.
 var (
 	// ErrNotFound: the id is not live (REFRESH, CANCEL or QUERY; ENOENT).
+	// A missing /dev/twheel is not ErrNotFound but ErrUnavailable.
 	ErrNotFound = errors.New("twheel: id not live")
 	// ErrExists: ADD of an id that is live (EEXIST).
 	ErrExists = errors.New("twheel: id already live")
@@ -36,27 +34,23 @@ var (
 	ErrNotSetUp = errors.New("twheel: wheel not set up")
 	// ErrClosed is os.ErrClosed: the Wheel was closed.
 	ErrClosed = os.ErrClosed
+	// ErrUnavailable: the twheel device is missing or refused, so there
+	// is no wheel to be had here. Open returns it when /dev/twheel does
+	// not exist or has no driver behind it (ENOENT, ENODEV, ENXIO: the
+	// module is not loaded; the error is fs.ErrNotExist too) and when the
+	// process may not open it (EACCES, EPERM: its user is not in the
+	// device's group, twheel with the Debian package; fs.ErrPermission
+	// too). On a system other than Linux every call that would reach the
+	// device returns it, with errors.ErrUnsupported.
+	ErrUnavailable = errors.New("twheel: the twheel device is missing or refused")
 )
-
-// errnoSentinel maps an errno to its sentinel, and to a message a log
-// reader understands without the ABI at hand.
-var errnoSentinel = map[syscall.Errno]struct {
-	err error
-	msg string
-}{
-	unix.ENOENT: {ErrNotFound, "not live"},
-	unix.EEXIST: {ErrExists, "already live"},
-	unix.ENOSPC: {ErrFull, "wheel full (cap or entry limit reached)"},
-	unix.EINVAL: {ErrInvalid, "invalid argument"},
-	unix.EBADFD: {ErrNotSetUp, "wheel not set up"},
-	unix.ENOTTY: {errors.ErrUnsupported, "command unknown to the loaded module"},
-	unix.EBADF:  {nil, "descriptor not open for writing"},
-}
 
 // Error is the error of every operation of this package.
 type Error struct {
 	// Op is the operation: "open", "setup", "add", "refresh", "cancel",
 	// "query", "batch", "refresh-ids", "read", "dump", "touch", "close".
+	// The errnos of "open", the open(2) of /dev/twheel, are not those of
+	// an op on an id: ENOENT there is ErrUnavailable, not ErrNotFound.
 	Op string
 	// ID is the id the operation was about, if HasID.
 	ID    uint64
@@ -64,9 +58,12 @@ type Error struct {
 	// Slot is the touch slot, if HasSlot.
 	Slot    uint32
 	HasSlot bool
-	// Err is a syscall.Errno, os.ErrClosed, or a context's error.
+	// Err is a syscall.Errno, os.ErrClosed, or a context's error; on a
+	// system other than Linux, an error that is errors.ErrUnsupported
+	// and ErrUnavailable.
 	Err error
-	// Detail says more when this package refused the input itself.
+	// Detail says more: what this package refused in the input itself,
+	// or, for "open", the device's path and what to check.
 	Detail string
 }
 
@@ -78,15 +75,9 @@ func (e *Error) Error() string {
 	if e.HasSlot {
 		s += fmt.Sprintf(" slot %d", e.Slot)
 	}
-	var errno syscall.Errno
-	switch {
-	case errors.As(e.Err, &errno):
-		msg := errno.Error()
-		if m, ok := errnoSentinel[errno]; ok {
-			msg = m.msg
-		}
-		s += ": " + msg + " (" + unix.ErrnoName(errno) + ")"
-	case e.Err != nil:
+	if msg, ok := e.errnoMessage(); ok {
+		s += ": " + msg
+	} else if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	if e.Detail != "" {
@@ -98,15 +89,9 @@ func (e *Error) Error() string {
 // Unwrap gives the errno (or os.ErrClosed, or the context's error).
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is matches the sentinel of the wrapped errno.
-func (e *Error) Is(target error) bool {
-	var errno syscall.Errno
-	if !errors.As(e.Err, &errno) {
-		return false
-	}
-	m, ok := errnoSentinel[errno]
-	return ok && m.err != nil && m.err == target
-}
+// Is matches the sentinel of the wrapped errno: ErrNotFound for ENOENT
+// of an op, ErrUnavailable (and fs.ErrNotExist) for ENOENT of "open".
+func (e *Error) Is(target error) bool { return e.errnoIs(target) }
 
 // opError wraps @err as the error of @op on @id; nil stays nil.
 func opError(op string, id uint64, err error) error {
@@ -125,18 +110,5 @@ func callError(op string, err error) error {
 
 // invalid is this package's own refusal of an input, before any call.
 func invalid(op string, detail string) *Error {
-	return &Error{Op: op, Err: unix.EINVAL, Detail: detail}
-}
-
-// resultErr turns an op's result field (0 or -errno) into an error. A
-// value outside -4095..0 would be the module's bug: it is reported as EIO
-// rather than as an errno that no one sent.
-func resultErr(result int32) error {
-	switch {
-	case result == 0:
-		return nil
-	case result > 0 || result < -4095:
-		return unix.EIO
-	}
-	return syscall.Errno(-result)
+	return &Error{Op: op, Err: errInvalidArg, Detail: detail}
 }

@@ -2,7 +2,8 @@
 
 // Error values on the host: errors.Is with the sentinels, the errno and
 // the standard library's own (fs.ErrNotExist, errors.ErrUnsupported,
-// os.ErrClosed, context errors), and messages naming the op and the id.
+// os.ErrClosed, context errors), messages naming the op and the id, and
+// a device that is missing or refused (ErrUnavailable, never ErrNotFound).
 
 //go:build linux
 
@@ -12,10 +13,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestErrorsMatchSentinelsAndErrnos(t *testing.T) {
@@ -39,6 +43,9 @@ func TestErrorsMatchSentinelsAndErrnos(t *testing.T) {
 			if o.errno != c.errno && errors.Is(err, o.sentinel) {
 				t.Errorf("%v is also %v", err, o.sentinel)
 			}
+		}
+		if errors.Is(err, ErrUnavailable) {
+			t.Errorf("%v is ErrUnavailable", err)
 		}
 	}
 	if err := opError("query", 1, syscall.ENOENT); !errors.Is(err, fs.ErrNotExist) {
@@ -71,5 +78,105 @@ func TestErrorMessagesNameOpAndId(t *testing.T) {
 	}
 	if msg := invalid("add", "negative timeout -1s").Error(); !strings.HasSuffix(msg, "(EINVAL): negative timeout -1s") {
 		t.Errorf("detail: %q", msg)
+	}
+}
+
+// checkUnavailable: @err is Open's error for @errno of open(2) of @path,
+// ErrUnavailable and @std (fs.ErrNotExist or fs.ErrPermission) and not
+// the other, never ErrNotFound, with a message that says what to check.
+func checkUnavailable(t *testing.T, err error, path string, errno syscall.Errno, std error, hint string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Op != "open" {
+		t.Fatalf("%v: not an *Error of open", err)
+	}
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, std) || !errors.Is(err, errno) {
+		t.Errorf("%v: not ErrUnavailable, %v and %v", err, std, errno)
+	}
+	other := map[error]error{fs.ErrNotExist: fs.ErrPermission, fs.ErrPermission: fs.ErrNotExist}[std]
+	for _, not := range []error{ErrNotFound, ErrExists, ErrFull, ErrInvalid, ErrNotSetUp, ErrClosed,
+		errors.ErrUnsupported, other} {
+		if errors.Is(err, not) {
+			t.Errorf("%v is also %v", err, not)
+		}
+	}
+	want := "twheel: open: " + errno.Error() + " (" + unixName(errno) + "): " + path + ": " + hint
+	if err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+}
+
+func unixName(errno syscall.Errno) string {
+	return map[syscall.Errno]string{syscall.ENOENT: "ENOENT", syscall.ENODEV: "ENODEV",
+		syscall.ENXIO: "ENXIO", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM"}[errno]
+}
+
+func TestOpenOfAMissingDeviceIsErrUnavailableNotErrNotFound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "twheel")
+	w, err := openAt(path, Options{Tick: time.Millisecond})
+	if w != nil {
+		w.Close()
+		t.Fatalf("%s opened", path)
+	}
+	checkUnavailable(t, err, path, syscall.ENOENT, fs.ErrNotExist, "is the twheel module loaded? (modprobe twheel)")
+
+	// Open itself, where the module is not loaded (the host).
+	if _, err := os.Stat(devicePath); err == nil {
+		t.Logf("%s exists: Open of the missing device checked through openAt alone", devicePath)
+		return
+	}
+	_, err = Open(Options{Tick: time.Millisecond})
+	checkUnavailable(t, err, devicePath, syscall.ENOENT, fs.ErrNotExist, "is the twheel module loaded? (modprobe twheel)")
+}
+
+func TestOpenOfANodeWithoutItsDriverIsErrUnavailable(t *testing.T) {
+	// open(2) of a socket is ENXIO, as of a device node whose driver is
+	// not there.
+	path := filepath.Join(t.TempDir(), "sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Skipf("no unix socket here: %v", err)
+	}
+	defer l.Close()
+	_, err = openAt(path, Options{Tick: time.Millisecond})
+	checkUnavailable(t, err, path, syscall.ENXIO, fs.ErrNotExist, "is the twheel module loaded? (modprobe twheel)")
+	// ENODEV, which a real device node without its driver gives, is the
+	// same error.
+	checkUnavailable(t, openError(devicePath, syscall.ENODEV), devicePath, syscall.ENODEV, fs.ErrNotExist,
+		"is the twheel module loaded? (modprobe twheel)")
+}
+
+func TestOpenRefusedIsErrUnavailableAndErrPermission(t *testing.T) {
+	hint := "is the user in group twheel?"
+	for _, errno := range []syscall.Errno{syscall.EACCES, syscall.EPERM} {
+		checkUnavailable(t, openError(devicePath, errno), devicePath, errno, fs.ErrPermission, hint)
+	}
+	// Another failure of open(2) is only its errno, and says no more.
+	err := openError(devicePath, syscall.EMFILE)
+	if errors.Is(err, ErrUnavailable) || !errors.Is(err, syscall.EMFILE) ||
+		err.Error() != "twheel: open: too many open files (EMFILE): /dev/twheel" {
+		t.Errorf("EMFILE: %v", err)
+	}
+}
+
+func TestOpenOfAFileThatMayNotBeOpenedIsErrPermission(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root opens a file of mode 0 (EACCES is checked by its mapping)")
+	}
+	path := filepath.Join(t.TempDir(), "twheel")
+	if err := os.WriteFile(path, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := openAt(path, Options{Tick: time.Millisecond})
+	checkUnavailable(t, err, path, syscall.EACCES, fs.ErrPermission, "is the user in group twheel?")
+}
+
+func TestErrorsOfOpsAreNotErrUnavailable(t *testing.T) {
+	// ENODEV of a touch (no table) and ENOENT of "setup" are not the
+	// device's absence.
+	for _, err := range []error{errNoTable(3), callError("setup", syscall.ENOENT), opError("query", 1, syscall.EACCES)} {
+		if errors.Is(err, ErrUnavailable) {
+			t.Errorf("%v is ErrUnavailable", err)
+		}
 	}
 }

@@ -28,17 +28,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Event is one expiry: @ID's deadline passed, and it is no longer live.
-// Its layout is the kernel's struct twheel_event (abi.go checks it).
-type Event struct {
-	ID uint64
-	// Deadline is the id's deadline, on the tick grid.
-	Deadline Instant
-	// Expired is when the wheel processed the tick that passed it; never
-	// before Deadline. Expired-Deadline is the event's lateness.
-	Expired Instant
-}
-
 // eventSize is the size of one record of read(2).
 const eventSize = int(unsafe.Sizeof(rawEvent{}))
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 
-// Examples for the package documentation. They need /dev/twheel, so they
-// are compiled by go test but not run (no Output comment).
-
-//go:build linux
+// Examples for the package documentation. Most need /dev/twheel, so they
+// are compiled by go test but not run (no Output comment). Those with an
+// Output print the same with the device (the VM) and without it (a host
+// without the module, another system): ExampleOpen takes another timer
+// when Open is ErrUnavailable, and ExampleInstant needs no wheel. The file
+// has no build constraint: the examples compile on every system, against
+// unsupported.go's API there.
 
 package twheel_test
 
@@ -47,6 +50,58 @@ func Example() {
 			fmt.Println("offline:", ev.ID)
 		}
 	}
+}
+
+// A program that also runs where there is no wheel (a container without
+// /dev/twheel, a developer's laptop, macOS): ErrUnavailable from Open
+// selects another timer, here a time.Timer per id. Either way, id 1 goes
+// offline 50 ms after it was last heard from.
+func ExampleOpen() {
+	const id, timeout = 1, 50 * time.Millisecond
+	offline := make(chan uint64, 1)
+
+	w, err := twheel.Open(twheel.Options{Tick: time.Millisecond, DefaultTimeout: timeout})
+	switch {
+	case err == nil:
+		defer w.Close()
+		if _, err := w.Add(id, 0); err != nil {
+			fmt.Println(err)
+			return
+		}
+		go func() {
+			events := make([]twheel.Event, 1)
+			if n, err := w.ReadEvents(context.Background(), events); err == nil && n == 1 {
+				offline <- events[0].ID
+			}
+		}()
+	case errors.Is(err, twheel.ErrUnavailable):
+		// Not Linux, no module, or no access: err says which (log it).
+		time.AfterFunc(timeout, func() { offline <- id })
+	default:
+		fmt.Println(err)
+		return
+	}
+
+	select {
+	case id := <-offline:
+		fmt.Println("offline:", id)
+	case <-time.After(10 * time.Second):
+		fmt.Println("nothing went offline")
+	}
+	// Output: offline: 1
+}
+
+// An Instant is nanoseconds of the wheel's clock: the distance between two
+// is a time.Duration, and arithmetic clamps to the clock's range rather
+// than wrapping.
+func ExampleInstant() {
+	ev := twheel.Event{ID: 7, Deadline: twheel.Instant(90 * time.Second),
+		Expired: twheel.Instant(90*time.Second + 3*time.Millisecond)}
+	fmt.Println("id", ev.ID, "due at", ev.Deadline, "expired", ev.Expired.Sub(ev.Deadline), "late")
+	fmt.Println(ev.Expired.After(ev.Deadline), ev.Deadline.Add(-2*time.Minute))
+	// Output:
+	// id 7 due at 1m30s expired 3ms late
+	// true 0s
 }
 
 // Many ops in one system call, each with its own answer.

@@ -5,8 +5,7 @@
 // the kernel's struct twheel_op. The encoder refuses only what the ABI
 // cannot carry (a negative timeout, a timeout and a deadline at once);
 // every other rule is the kernel's to enforce, so the two never disagree.
-
-//go:build linux
+// None of this calls the kernel: it is the same on every system.
 
 package twheel
 
@@ -79,14 +78,15 @@ type Result struct {
 	Remaining time.Duration
 }
 
-// encode fills @r from @op; the out fields are zeroed.
+// encode fills @r from @op; the out fields are zeroed. A refusal is an
+// *Error naming the op and its id.
 func (op *Op) encode(r *rawOp) error {
 	*r = rawOp{id: op.ID, op: uint32(op.Kind)}
 	switch {
 	case op.Timeout < 0:
-		return invalid(op.Kind.String(), "negative timeout "+op.Timeout.String())
+		return op.invalid("negative timeout " + op.Timeout.String())
 	case op.Abs && op.Timeout != 0:
-		return invalid(op.Kind.String(), "both a timeout and an absolute deadline")
+		return op.invalid("both a timeout and an absolute deadline")
 	case op.Abs:
 		r.flags |= opfAbstime
 		r.timeoutNS = uint64(op.Deadline)
@@ -102,6 +102,12 @@ func (op *Op) encode(r *rawOp) error {
 		r.slot = op.Slot
 	}
 	return nil
+}
+
+func (op *Op) invalid(detail string) *Error {
+	e := invalid(op.Kind.String(), detail)
+	e.ID, e.HasID = op.ID, true
+	return e
 }
 
 // decode reads the answer of the kernel to the op in @r.
@@ -136,7 +142,6 @@ func (b *Batch) Push(op Op) {
 	var r rawOp
 	if err := op.encode(&r); err != nil && b.err == nil {
 		e := err.(*Error)
-		e.ID, e.HasID = op.ID, true
 		e.Op = "batch " + e.Op
 		b.err = e
 	}

@@ -5,17 +5,14 @@
 // those clocks, as clock_gettime(2) reads them in the caller's time
 // namespace, and a time.Time's monotonic reading cannot be turned into
 // one (it is private to the process) while its wall reading moves with
-// settimeofday and NTP steps, which the wheel's clocks never do.
-
-//go:build linux
+// settimeofday and NTP steps, which the wheel's clocks never do. Reading
+// a clock is time_linux.go's.
 
 package twheel
 
 import (
 	"fmt"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Clock is the clock a wheel counts on. The zero value is Monotonic.
@@ -29,14 +26,13 @@ const (
 	Boottime
 )
 
-func (c Clock) clockid() (int32, error) {
+// check refuses a Clock that is neither Monotonic nor Boottime.
+func (c Clock) check() error {
 	switch c {
-	case Monotonic:
-		return unix.CLOCK_MONOTONIC, nil
-	case Boottime:
-		return unix.CLOCK_BOOTTIME, nil
+	case Monotonic, Boottime:
+		return nil
 	}
-	return 0, fmt.Errorf("clock %d is neither Monotonic nor Boottime", int(c))
+	return fmt.Errorf("clock %d is neither Monotonic nor Boottime", int(c))
 }
 
 func (c Clock) String() string {
@@ -47,22 +43,6 @@ func (c Clock) String() string {
 		return "Boottime"
 	}
 	return fmt.Sprintf("Clock(%d)", int(c))
-}
-
-// Now reads the clock with clock_gettime(2), exactly as the kernel does
-// for the wheel: through x/sys/unix this is a system call (about 50 ns
-// natively against 20 ns for the vDSO that C uses), several times that
-// in a virtual machine without KVM. An invalid clock reads 0.
-func (c Clock) Now() Instant {
-	id, err := c.clockid()
-	if err != nil {
-		return 0
-	}
-	var ts unix.Timespec
-	if unix.ClockGettime(id, &ts) != nil {
-		return 0
-	}
-	return Instant(ts.Nano())
 }
 
 // Instant is a time on a wheel's clock, in nanoseconds since the clock's

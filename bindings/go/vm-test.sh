@@ -5,7 +5,9 @@
 # as kselftest-style TAP, one line per top-level test:
 #   ok N TestName | not ok N TestName | ok N TestName # SKIP reason
 # then "binding: lang=go kernel=$(uname -r) passed=N failed=N skipped=N"
-# (skips are not counted as passed). A binary
+# (skips are not counted as passed), and, where `make install-check`
+# left install-host and install-example beside the binary, the install
+# line "install: lang=go ... example=ok|failed ...". A binary
 # that dies without a verdict for a test it started (a panic, a timeout)
 # adds a "not ok" line for it. Exit 1 if anything failed.
 #   vm/run.sh KERNEL bindings/go/out/vm-test.sh bindings/go/out/twheel.test
@@ -39,3 +41,23 @@ END {
 	printf "binding: lang=go kernel=%s passed=%d failed=%d skipped=%d\n", kernel, pass, fail, skip
 	exit fail != 0
 }' "$out"
+status=$?
+
+# The second half of the install check (install-check.sh did the first on
+# the host): the README's program as a user built it, from the proxy,
+# against the module. It must report user 1 offline and not user 2.
+dir=$(dirname "$bin")
+if [ -f "$dir/install-host" ] && [ -x "$dir/install-example" ]; then
+	irc=0
+	timeout 60 "$dir/install-example" >/tmp/go-install.out 2>&1 || irc=$?
+	sed 's/^/# install-example: /' /tmp/go-install.out
+	if [ "$irc" = 0 ] && [ "$(grep -c . /tmp/go-install.out)" = 1 ] &&
+		grep -q '^user 1 offline, .* late$' /tmp/go-install.out; then
+		example=ok
+	else
+		example=failed
+		status=1
+	fi
+	sed "s/ no_module=/ example=$example no_module=/; s/^/install: /" "$dir/install-host"
+fi
+exit $status

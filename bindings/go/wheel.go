@@ -7,7 +7,8 @@
 // the descriptor for the length of the call, so Close racing any call
 // closes the descriptor only after that call is out of the kernel and a
 // call after Close fails with ErrClosed instead of reaching whatever file
-// reused the number.
+// reused the number. The options and the single-op methods, the same on
+// every system, are api.go's.
 
 //go:build linux
 
@@ -20,29 +21,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// Options are the settings of a wheel, fixed at Open.
-type Options struct {
-	// Tick is the wheel's precision, 100µs to 1h: deadlines are rounded
-	// up to a multiple of it counted from Open. Required.
-	Tick time.Duration
-	// DefaultTimeout is the timeout of every op that gives none
-	// (Timeout 0). At most 2^32 ticks; 0 fires at the next tick.
-	DefaultTimeout time.Duration
-	// Clock is Monotonic (the zero value) or Boottime.
-	Clock Clock
-	// Cap bounds live ids plus events not yet read; ops past it fail
-	// with ErrFull. 0 selects the module's max_entries_per_wheel.
-	Cap uint32
-	// TouchSlots, if not 0, gives the wheel a touch table of that many
-	// slots (at most 2^24 and at most Cap): see Touch.
-	TouchSlots uint32
-}
 
 // Wheel is a timing wheel in the kernel. All its methods are safe for
 // concurrent use; ops from several goroutines are applied in some order,
@@ -62,14 +44,19 @@ type Wheel struct {
 }
 
 // Open creates a wheel: it opens /dev/twheel and sets it up with @o.
-func Open(o Options) (*Wheel, error) {
-	clockid, err := o.Clock.clockid()
-	if err != nil {
-		return nil, invalid("setup", err.Error())
+// Where the device is missing or refused, the error is ErrUnavailable:
+// also fs.ErrNotExist when the module is not loaded (ENOENT, or ENODEV or
+// ENXIO from a device node without its driver), fs.ErrPermission when
+// the process may not open it (EACCES, EPERM); its message says what to
+// check. Options that the package or the kernel refuse are ErrInvalid.
+func Open(o Options) (*Wheel, error) { return openAt(devicePath, o) }
+
+// openAt is Open of the device at @path: the tests give it other files.
+func openAt(path string, o Options) (*Wheel, error) {
+	if err := o.check(); err != nil {
+		return nil, err
 	}
-	if o.Tick < 0 || o.DefaultTimeout < 0 {
-		return nil, invalid("setup", "negative tick or default timeout")
-	}
+	clockid, _ := o.Clock.clockid() // checked
 	setup := rawSetup{
 		tickNS:           uint64(o.Tick),
 		defaultTimeoutNS: uint64(o.DefaultTimeout),
@@ -81,10 +68,10 @@ func Open(o Options) (*Wheel, error) {
 		setup.flags = setupfTouch
 	}
 	fd, err := retry(func() (int, error) {
-		return unix.Open(devicePath, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		return unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	})
 	if err != nil {
-		return nil, &Error{Op: "open", Err: err, Detail: devicePath}
+		return nil, openError(path, err)
 	}
 	if _, err := rawIoctl(uintptr(fd), iocSetup, unsafe.Pointer(&setup)); err != nil {
 		unix.Close(fd)
@@ -99,7 +86,7 @@ func Open(o Options) (*Wheel, error) {
 		}
 	}
 	// Non-blocking, so os.NewFile registers it with the poller.
-	w.f = os.NewFile(uintptr(fd), devicePath)
+	w.f = os.NewFile(uintptr(fd), path)
 	if w.rc, err = w.f.SyscallConn(); err != nil {
 		w.f.Close()
 		return nil, callError("open", err)
@@ -127,12 +114,6 @@ func (w *Wheel) Close() error {
 	return callError("close", err)
 }
 
-// Options returns the options the wheel was opened with.
-func (w *Wheel) Options() Options { return w.opts }
-
-// Now is the present time on the wheel's clock: Clock.Now of its clock.
-func (w *Wheel) Now() Instant { return w.clock.Now() }
-
 // Fd is the number of the wheel's descriptor, for /proc/self/fdinfo or
 // to pass it on (SCM_RIGHTS, the systemd fd store), until Close. It stays
 // the Wheel's: do not close it, read it or change its flags (it is
@@ -144,9 +125,7 @@ func (w *Wheel) Fd() int { return w.fd }
 func (w *Wheel) Do(op Op) (Result, error) {
 	var enc rawOp
 	if err := op.encode(&enc); err != nil {
-		e := err.(*Error)
-		e.ID, e.HasID = op.ID, true
-		return Result{}, e
+		return Result{}, err
 	}
 	if w.unopened() {
 		return Result{}, opError(op.Kind.String(), op.ID, os.ErrInvalid)
@@ -168,45 +147,6 @@ func (w *Wheel) Do(op Op) (Result, error) {
 		return Result{}, opError(op.Kind.String(), op.ID, err)
 	}
 	return res, nil
-}
-
-// Add makes @id live with its deadline @timeout from now (0: the wheel's
-// default); ErrExists if it is live already.
-func (w *Wheel) Add(id uint64, timeout time.Duration) (Result, error) {
-	return w.Do(Op{Kind: OpAdd, ID: id, Timeout: timeout})
-}
-
-// AddAt makes @id live with the absolute deadline @at on the wheel's clock.
-func (w *Wheel) AddAt(id uint64, at Instant) (Result, error) {
-	return w.Do(Op{Kind: OpAdd, ID: id, Deadline: at, Abs: true})
-}
-
-// Refresh moves the deadline of the live @id to @timeout from now (0: the
-// wheel's default, not the id's previous timeout); ErrNotFound if @id is
-// not live: it expired, was cancelled or was never added.
-func (w *Wheel) Refresh(id uint64, timeout time.Duration) (Result, error) {
-	return w.Do(Op{Kind: OpRefresh, ID: id, Timeout: timeout})
-}
-
-// RefreshAt moves the deadline of the live @id to @at.
-func (w *Wheel) RefreshAt(id uint64, at Instant) (Result, error) {
-	return w.Do(Op{Kind: OpRefresh, ID: id, Deadline: at, Abs: true})
-}
-
-// RefreshOrAdd refreshes @id, or adds it if it is not live.
-func (w *Wheel) RefreshOrAdd(id uint64, timeout time.Duration) (Result, error) {
-	return w.Do(Op{Kind: OpRefresh, ID: id, Timeout: timeout, AddIfAbsent: true})
-}
-
-// Cancel removes the live @id; its expiry is never reported. The Result
-// has the deadline it had.
-func (w *Wheel) Cancel(id uint64) (Result, error) {
-	return w.Do(Op{Kind: OpCancel, ID: id})
-}
-
-// Query returns the deadline of the live @id and the time left.
-func (w *Wheel) Query(id uint64) (Result, error) {
-	return w.Do(Op{Kind: OpQuery, ID: id})
 }
 
 // Batch applies the ops of @b in order with one TWHEEL_IOC_BATCH (more
@@ -232,16 +172,6 @@ func (w *Wheel) Batch(b *Batch) (int, error) {
 	return b.applied, nil
 }
 
-// RefreshSpec says how RefreshIDs re-arms its ids: to Timeout from now (0:
-// the wheel's default), or with Abs to the absolute Deadline; with
-// AddIfAbsent an id that is not live is added.
-type RefreshSpec struct {
-	Timeout     time.Duration
-	Deadline    Instant
-	Abs         bool
-	AddIfAbsent bool
-}
-
 // RefreshIDs refreshes every id of @ids as @spec says, with one
 // TWHEEL_IOC_REFRESH (8 bytes per id in, only failures out): the compact
 // form of a batch of refreshes. It appends the ids that were not
@@ -249,20 +179,11 @@ type RefreshSpec struct {
 // @failed, in order, and returns it; pass failed[:0] of a reused buffer
 // to allocate nothing.
 func (w *Wheel) RefreshIDs(ids []uint64, spec RefreshSpec, failed []uint64) ([]uint64, error) {
-	args := rawRefresh{}
-	switch {
-	case spec.Timeout < 0:
-		return failed, invalid("refresh-ids", "negative timeout "+spec.Timeout.String())
-	case spec.Abs && spec.Timeout != 0:
-		return failed, invalid("refresh-ids", "both a timeout and an absolute deadline")
-	case spec.Abs:
-		args.flags, args.timeoutNS = opfAbstime, uint64(spec.Deadline)
-	case spec.Timeout > 0:
-		args.flags, args.timeoutNS = opfTimeout, uint64(spec.Timeout)
+	flags, ns, err := spec.encode()
+	if err != nil {
+		return failed, err
 	}
-	if spec.AddIfAbsent {
-		args.flags |= opfAddIfAbsent
-	}
+	args := rawRefresh{flags: flags, timeoutNS: ns}
 	if len(ids) == 0 {
 		return failed, nil
 	}
@@ -294,14 +215,6 @@ func growLen(s []uint64, n int) []uint64 {
 		s = t
 	}
 	return s[:len(s)+n]
-}
-
-// DumpEntry is one live id, as Dump lists it.
-type DumpEntry struct {
-	ID       uint64
-	Deadline Instant
-	// Slot is the id's touch slot, or NoSlot.
-	Slot uint32
 }
 
 // dumpChunk is how many entries one TWHEEL_IOC_DUMP call asks for.
