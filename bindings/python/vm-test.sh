@@ -14,7 +14,11 @@
 #            "binding: lang=python kernel=K passed=N failed=N"
 #   example  examples/offline_server.py (its "offline-server:" summary)
 #   readme   the README's "From Python" example as it stands (dist/readme.py,
-#            extracted by make vm-files)
+#            extracted by make vm-files); where $opt/install-host holds the
+#            line of the host's make install-check, then that line as
+#            "install: lang=python from=... fresh=yes example=ok|failed
+#            no_module=...", example= from this run of the example (its
+#            exit status: it exits 0 only once it has read an event)
 #   bench    bench/bench.py ("binding-bench:" lines)
 # Exit status 1 if any part failed.
 set -u
@@ -87,6 +91,14 @@ part_example() {
 
 part_readme() {
 	run_py "$opt/dist/readme.py"
+	rc=$?
+	if [ -f "$opt/install-host" ]; then
+		result=failed
+		[ "$rc" = 0 ] && result=ok
+		sed -n "1s/ no_module=/ example=$result no_module=/; 1s/^/install: /p" \
+			"$opt/install-host"
+	fi
+	return $rc
 }
 
 part_bench() {

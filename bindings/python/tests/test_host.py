@@ -1,18 +1,23 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
-"""What needs no device (host): the exceptions, the encoding of ops, and
-bad arguments refused before any system call.
+"""What needs no device (host): the exceptions, the encoding of ops, bad
+arguments refused before any system call, and the import off Linux.
 
 The Wheel's arguments are checked against a device path that does not
 exist: a ValueError or TypeError there was raised before open(2), which
-would have answered Unavailable.
+would have answered Unavailable. The refusals of open(2) that the test
+cannot cause as root (EACCES, EPERM) come from a replaced os.open.
 """
 
 from __future__ import annotations
 
 import errno
+import os
+import subprocess
+import sys
+import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -45,10 +50,93 @@ def test_closed_is_an_ebadf_error_and_a_value_error() -> None:
     assert e.errno == errno.EBADF and "refresh" in str(e)
 
 
-def test_open_of_a_missing_device_is_unavailable_with_enoent() -> None:
-    with pytest.raises(twheel.Unavailable) as info:
+def test_open_of_a_missing_device_is_a_file_not_found_error_not_a_missing_id() -> None:
+    with pytest.raises(FileNotFoundError) as info:
         twheel.Wheel(twheel.MSEC, twheel.SEC, device=NOWHERE)
-    assert info.value.errno == errno.ENOENT and NOWHERE in str(info.value)
+    e = info.value
+    assert type(e) is twheel.DeviceNotFound and isinstance(e, twheel.Unavailable)
+    assert not isinstance(e, twheel.NotFound)
+    assert e.errno == errno.ENOENT and NOWHERE in str(e) and "is the module loaded?" in str(e)
+
+
+def _refuse_open(monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+    def refused(path: str, flags: int, mode: int = 0o777) -> NoReturn:
+        raise OSError(err, os.strerror(err), path)
+    monkeypatch.setattr(os, "open", refused)
+
+
+@pytest.mark.parametrize("err, hint", [(errno.EACCES, "group twheel"),
+                                       (errno.EPERM, "device cgroup")])
+def test_except_permission_error_catches_a_refused_open(monkeypatch: pytest.MonkeyPatch,
+                                                        err: int, hint: str) -> None:
+    _refuse_open(monkeypatch, err)
+    try:
+        twheel.Wheel(twheel.MSEC, twheel.SEC)
+    except PermissionError as e:
+        assert type(e) is twheel.PermissionDenied and isinstance(e, twheel.Unavailable)
+        assert e.errno == err and _uapi.TWHEEL_DEVICE in str(e) and hint in str(e)
+    else:
+        pytest.fail("open() of a refused device raised nothing")
+
+
+@pytest.mark.parametrize("err", [errno.ENODEV, errno.ENXIO, errno.EIO])
+def test_other_open_errors_are_unavailable_alone(monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+    _refuse_open(monkeypatch, err)
+    with pytest.raises(twheel.Unavailable) as info:
+        twheel.Wheel(twheel.MSEC, twheel.SEC)
+    assert type(info.value) is twheel.Unavailable and info.value.errno == err
+
+
+def test_tracebacks_name_the_errors_as_the_package_exports_them() -> None:
+    for name in ("Error", "NotFound", "Exists", "NoSpace", "NoMemory", "InvalidArgument",
+                 "Unavailable", "DeviceNotFound", "PermissionDenied", "Unsupported", "Closed"):
+        cls = getattr(twheel, name)
+        assert f"{cls.__module__}.{cls.__qualname__}" == f"twheel.{name}"
+
+
+def test_the_clocks_are_linuxs() -> None:
+    if sys.platform != "linux":
+        pytest.skip("the time module numbers clocks its own way here")
+    assert (twheel.CLOCK_MONOTONIC, twheel.CLOCK_BOOTTIME) == \
+        (time.CLOCK_MONOTONIC, time.CLOCK_BOOTTIME)
+
+
+# Another system, as far as one can be played on Linux: its platform name
+# and the pieces of the standard library it lacks, taken away before the
+# package is imported (the modules that look at sys.platform themselves
+# are imported first, as they are on that system).
+_ELSEWHERE = """
+import array, asyncio, collections, ctypes, enum, errno, math, mmap, operator, os
+import platform, select, struct, sys, threading, time, warnings
+sys.platform = {platform!r}
+for name in {missing!r}:
+    delattr(time, name)
+if {no_fcntl!r}:
+    sys.modules["fcntl"] = None
+import twheel
+try:
+    twheel.open(tick_ns=10 * twheel.MSEC, default_timeout_ns=twheel.SEC,
+                clock=twheel.CLOCK_BOOTTIME)
+except twheel.Unavailable as e:
+    assert isinstance(e, twheel.Unsupported) and isinstance(e, NotImplementedError), type(e)
+    assert e.errno == errno.ENOSYS, e.errno
+    print(type(e).__name__, e.strerror)
+"""
+
+
+@pytest.mark.parametrize("platform, missing, no_fcntl", [
+    ("darwin", ["CLOCK_BOOTTIME"], False),
+    ("win32", ["CLOCK_BOOTTIME", "CLOCK_MONOTONIC", "clock_gettime_ns"], True),
+])
+def test_off_linux_the_package_imports_and_open_says_it_needs_linux(
+        platform: str, missing: list[str], no_fcntl: bool) -> None:
+    code = _ELSEWHERE.format(platform=platform, missing=missing, no_fcntl=no_fcntl)
+    env = dict(os.environ, PYTHONPATH=str(Path(twheel.__file__).resolve().parents[1]))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == \
+        f"Unsupported twheel: open /dev/twheel: twheel needs Linux, this is {platform}\n"
 
 
 @pytest.mark.parametrize("kwargs, exc", [

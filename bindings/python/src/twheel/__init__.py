@@ -6,10 +6,15 @@ Wheel, add ids with timeouts, refresh and cancel them, and read back one
 Event per id whose deadline passed, from a thread or an asyncio loop.
 Times are int nanoseconds on the wheel's clock (MSEC and SEC help write
 them). See README.md, twheel(4) and <linux/twheel.h>.
+
+The package imports on any system; a wheel opens only on Linux with the
+module loaded, and open() says why not with an Unavailable: DeviceNotFound
+(also a FileNotFoundError), PermissionDenied (a PermissionError) or, off
+Linux, Unsupported (a NotImplementedError).
 """
 
-from ._errors import (Closed, Error, Exists, InvalidArgument, NoMemory, NoSpace,
-                      NotFound, Unavailable)
+from ._errors import (Closed, DeviceNotFound, Error, Exists, InvalidArgument, NoMemory,
+                      NoSpace, NotFound, PermissionDenied, Unavailable, Unsupported)
 from ._wheel import (CLOCK_BOOTTIME, CLOCK_MONOTONIC, MAX_TIMEOUT_NS, MSEC, SEC,
                      SLOT_NONE, TICK_MAX_NS, TICK_MIN_NS, TOUCH_MAX_SLOTS, Deadline,
                      DumpEntry, Event, Op, OpCode, OpResult, Wheel)
@@ -17,9 +22,9 @@ from ._wheel import (CLOCK_BOOTTIME, CLOCK_MONOTONIC, MAX_TIMEOUT_NS, MSEC, SEC,
 __all__ = [
     "CLOCK_BOOTTIME", "CLOCK_MONOTONIC", "MAX_TIMEOUT_NS", "MSEC", "SEC", "SLOT_NONE",
     "TICK_MAX_NS", "TICK_MIN_NS", "TOUCH_MAX_SLOTS",
-    "Closed", "Deadline", "DumpEntry", "Error", "Event", "Exists", "InvalidArgument",
-    "NoMemory", "NoSpace", "NotFound", "Op", "OpCode", "OpResult", "Unavailable", "Wheel",
-    "open",
+    "Closed", "Deadline", "DeviceNotFound", "DumpEntry", "Error", "Event", "Exists",
+    "InvalidArgument", "NoMemory", "NoSpace", "NotFound", "Op", "OpCode", "OpResult",
+    "PermissionDenied", "Unavailable", "Unsupported", "Wheel", "open",
 ]
 
 

@@ -28,12 +28,12 @@ import collections
 import ctypes
 import enum
 import errno
-import fcntl
 import math
 import mmap
 import operator
 import os
 import select
+import sys
 import threading
 import time
 import warnings
@@ -41,10 +41,21 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import NamedTuple
 
 from . import _uapi
-from ._errors import Closed, Unavailable, closed, error
+from ._errors import Closed, closed, error, unavailable, unsupported
 
-CLOCK_MONOTONIC: int = time.CLOCK_MONOTONIC
-CLOCK_BOOTTIME: int = time.CLOCK_BOOTTIME
+if sys.platform == "linux":
+    # Only a Wheel uses these, and there is none but on Linux (Wheel()
+    # raises Unsupported first), so the package imports on any system:
+    # Windows has no fcntl, nor time.clock_gettime_ns.
+    import fcntl
+    from time import clock_gettime_ns as _clock_ns
+
+# The wheel's clocks, as the kernel numbers them (<linux/time.h>, what
+# TWHEEL_IOC_SETUP takes), equal to the time module's on Linux, where it
+# reads them: written out, not read from time, which has no
+# CLOCK_BOOTTIME elsewhere and other numbers on macOS.
+CLOCK_MONOTONIC = 1
+CLOCK_BOOTTIME = 7
 
 #: Nanoseconds in a millisecond and in a second, for readable timeouts.
 MSEC = 1_000_000
@@ -62,7 +73,6 @@ _INT_MAX = (1 << 31) - 1
 # Largest record count of one read: its byte count stays within an int.
 _READ_MAX = _INT_MAX // _uapi.EVENT.size
 _DUMP_COUNT_MAX = 1 << 20
-_clock_ns = time.clock_gettime_ns
 
 
 def _int(value: object, what: str) -> int:
@@ -289,12 +299,12 @@ class Wheel:
         self._slots: memoryview | _NoTable = _NoTable()
         self._map: mmap.mmap | None = None
 
+        if sys.platform != "linux":
+            raise unsupported(device, sys.platform)
         try:
             fd = os.open(device, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError as e:
-            hint = {errno.ENOENT: " (is the module loaded?)",
-                    errno.EACCES: " (is the user in the group twheel?)"}.get(e.errno or 0, "")
-            raise Unavailable(e.errno, f"twheel: open {device}: {e.strerror}{hint}") from None
+            raise unavailable(e.errno or 0, device) from None
         self._fd = fd
         try:
             args = _uapi.twheel_setup_args(
