@@ -8,6 +8,11 @@
 #   binding: lang=java kernel=RELEASE passed=N failed=N
 # Exit status non-zero if a test failed. C1 only and class data sharing:
 # under software emulation the JVM's own start-up is most of the time.
+#
+# Where the host's install check left its line (/opt/java/install-host),
+# the README's example then runs once more on its own, from the jar as
+# installed here, and its result joins that line:
+#   install: lang=java from=... fresh=yes example=ok|failed no_module=...
 set -eu
 
 dir=
@@ -19,6 +24,25 @@ if [ -z "$dir" ]; then
 	echo "binding: lang=java kernel=$(uname -r) passed=0 failed=1"
 	exit 1
 fi
-exec in-debian java -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx1g \
+rc=0
+in-debian java -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx1g \
 	-Dtwheel.readme.classes="$dir/readme" -Dtwheel.example.jar="$dir/example/heartbeat.jar" \
-	-cp "$dir/lib/*" org.twheel.tools.TapMain
+	-cp "$dir/lib/*" org.twheel.tools.TapMain || rc=$?
+
+host=/opt/java/install-host
+[ -f "$host" ] || exit $rc
+# The README's promise: users 1 and 3 (one deadline, either order), then 2.
+out=$(in-debian timeout 120 java -XX:TieredStopAtLevel=1 -Xshare:auto \
+	-cp "$dir/readme:$dir/lib/twheel.jar" Offline 2>&1) && ok=yes || ok=no
+printf '%s\n' "$out" | sed 's/^/# readme: /'
+first=$(printf '%s\n' "$out" | head -n 2 | sort | tr '\n' ,)
+last=$(printf '%s\n' "$out" | sed -n 3p)
+lines=$(printf '%s\n' "$out" | wc -l)
+example=failed
+if [ $ok = yes ] && [ "$lines" -eq 3 ] && [ "$first" = "user 1 offline,user 3 offline," ] &&
+	[ "$last" = "user 2 offline" ]; then
+	example=ok
+fi
+echo "install: $(sed "s/ no_module=/ example=$example no_module=/" "$host")"
+[ $example = ok ] || rc=1
+exit $rc

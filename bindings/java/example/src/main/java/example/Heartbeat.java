@@ -59,7 +59,8 @@ public final class Heartbeat {
         long ms = TimeUnit.MILLISECONDS.toNanos(1);
 
         // The one line a Netty application changes: was new HashedWheelTimer(10, TimeUnit.MILLISECONDS).
-        Timer timer = new TwheelTimer(10, TimeUnit.MILLISECONDS);
+        // Where the module is missing this is that HashedWheelTimer, and Netty's log says why.
+        Timer timer = TwheelTimer.orHashedWheelTimer(10, TimeUnit.MILLISECONDS);
 
         long t0 = System.nanoTime();
         Connection[] c = new Connection[conns];

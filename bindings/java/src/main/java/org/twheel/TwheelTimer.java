@@ -30,9 +30,25 @@
  * and has no other use (the kernel's wheel is hierarchical: no size to
  * choose). Delays beyond the wheel's longest timeout (2^32 ticks) are
  * re-armed when that passes, so they are never early either.
+ *
+ * Where the module may be missing, TwheelTimer.orHashedWheelTimer(...),
+ * with the same arguments, makes a HashedWheelTimer instead and logs why,
+ * once per JVM, through Netty's own logger (InternalLoggerFactory, which
+ * Netty points at SLF4J, Log4j 2 or java.util.logging, whichever the
+ * application has): a Netty user finds the line where Netty's own
+ * warnings go, with no logging library added by this jar.
+ *
+ * A worker whose read(2) fails (an errno no wheel should give) cannot
+ * expire anything again: the timer then acts as a stopped one for new
+ * work (newTimeout throws IllegalStateException, with the read's error as
+ * the cause), while the timeouts already pending stay pending, so that
+ * stop() cancels and returns them as Netty's stop() returns every
+ * timeout that did not run: the one place where the application learns
+ * which tasks will not run, and can reschedule them elsewhere.
  */
 package org.twheel;
 
+import io.netty.util.HashedWheelTimer;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.ResourceLeakDetectorFactory;
 import io.netty.util.ResourceLeakTracker;
@@ -79,8 +95,13 @@ public final class TwheelTimer implements Timer {
     private static final long MAX_TIMEOUT_NS = 1L << 62;
     private static final int READ_BATCH = 1024;
 
+    /* Whether orHashedWheelTimer has said why it fell back: once per JVM, not per timer. */
+    private static final AtomicBoolean LOGGED_FALLBACK = new AtomicBoolean();
+
     private final AtomicInteger state = new AtomicInteger(ST_INIT);
-    private final Wheel wheel;
+    private final Ops wheel;
+    /* Why the worker stopped reading, or null while it reads: set once, by the worker. */
+    private volatile Throwable workerFailure;
     private final Thread workerThread;
     private final ResourceLeakTracker<TwheelTimer> leak;
     private final long tickNs;
@@ -152,6 +173,13 @@ public final class TwheelTimer implements Timer {
      */
     public TwheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit, int ticksPerWheel,
             boolean leakDetection, long maxPendingTimeouts, Executor taskExecutor) {
+        this(threadFactory, tickDuration, unit, ticksPerWheel, leakDetection, maxPendingTimeouts, taskExecutor,
+                WheelOps::open);
+    }
+
+    /* The full constructor, with where the wheel comes from: a test's Ops on a host without the module. */
+    TwheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit, int ticksPerWheel,
+            boolean leakDetection, long maxPendingTimeouts, Executor taskExecutor, Opener opener) {
         checkNotNull(threadFactory, "threadFactory");
         checkNotNull(unit, "unit");
         checkPositive(tickDuration, "tickDuration");
@@ -174,11 +202,7 @@ public final class TwheelTimer implements Timer {
         tickNs = Math.min(duration, TICK_MAX_NS);
         maxTimeoutNs = tickNs >= MAX_TIMEOUT_NS >>> 32 ? MAX_TIMEOUT_NS : tickNs << 32;
         this.maxPendingTimeouts = maxPendingTimeouts;
-        try {
-            wheel = Wheel.open(new Wheel.Config().tick(Duration.ofNanos(tickNs)).timeout(Duration.ofNanos(tickNs)));
-        } catch (IOException e) {
-            throw new UncheckedIOException("TwheelTimer: " + e.getMessage(), e);
-        }
+        wheel = opener.open(tickNs);
         workerThread = threadFactory.newThread(this::work);
         leak = leakDetection || !workerThread.isDaemon() ? leakDetector.track(this) : null;
         if (INSTANCE_COUNTER.incrementAndGet() > INSTANCE_COUNT_LIMIT
@@ -187,17 +211,99 @@ public final class TwheelTimer implements Timer {
                     + "that must be reused across the JVM, so that only a few instances are created.");
     }
 
-    /** Why no TwheelTimer can be made here (no module, no permission, no native library), or null. */
+    /**
+     * Why no TwheelTimer can be made here (no module, no permission, no
+     * native library), or null: {@link Wheel#unavailabilityCause()}, found
+     * once per JVM.
+     */
     public static Throwable unavailabilityCause() {
         return Wheel.unavailabilityCause();
     }
 
     /**
-     * Whether a TwheelTimer can be made here, for
-     * {@code TwheelTimer.isAvailable() ? new TwheelTimer() : new HashedWheelTimer()}.
+     * Whether a TwheelTimer can be made here, found once per JVM on the
+     * first call (as Netty's {@code Epoll.isAvailable()}) and then only
+     * read: a module loaded later is seen by the next JVM.
+     * {@link #orHashedWheelTimer()} is the one-line way to act on it.
      */
     public static boolean isAvailable() {
         return unavailabilityCause() == null;
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)} with {@link #TwheelTimer()}'s defaults. */
+    public static Timer orHashedWheelTimer() {
+        return orHashedWheelTimer(Executors.defaultThreadFactory());
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)} with this tick. */
+    public static Timer orHashedWheelTimer(long tickDuration, TimeUnit unit) {
+        return orHashedWheelTimer(Executors.defaultThreadFactory(), tickDuration, unit);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)} with this tick and wheel size. */
+    public static Timer orHashedWheelTimer(long tickDuration, TimeUnit unit, int ticksPerWheel) {
+        return orHashedWheelTimer(Executors.defaultThreadFactory(), tickDuration, unit, ticksPerWheel);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)} with a 100 ms tick. */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory) {
+        return orHashedWheelTimer(threadFactory, 100, TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)} with 512 ticks per wheel. */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit) {
+        return orHashedWheelTimer(threadFactory, tickDuration, unit, 512);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)}, leak detection on. */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit,
+            int ticksPerWheel) {
+        return orHashedWheelTimer(threadFactory, tickDuration, unit, ticksPerWheel, true);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)}, no cap. */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit,
+            int ticksPerWheel, boolean leakDetection) {
+        return orHashedWheelTimer(threadFactory, tickDuration, unit, ticksPerWheel, leakDetection, -1);
+    }
+
+    /** {@link #orHashedWheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)}, tasks on the timer's thread. */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit,
+            int ticksPerWheel, boolean leakDetection, long maxPendingTimeouts) {
+        return orHashedWheelTimer(threadFactory, tickDuration, unit, ticksPerWheel, leakDetection,
+                maxPendingTimeouts, ImmediateExecutor.INSTANCE);
+    }
+
+    /**
+     * A TwheelTimer where one can be made ({@link #isAvailable()}), else a
+     * {@link HashedWheelTimer} with the same arguments: the one line for an
+     * application that must also start where the module is missing. The
+     * first fallback in the JVM logs why (at INFO, through Netty's
+     * {@link InternalLoggerFactory}, as {@code io.netty.util.HashedWheelTimer}
+     * logs), later ones say nothing. A wheel that cannot be opened although
+     * the device is there (EMFILE, a per-user cap) falls back the same way.
+     *
+     * @throws NullPointerException     {@code threadFactory}, {@code unit} or {@code taskExecutor} is null
+     * @throws IllegalArgumentException {@code tickDuration} or {@code ticksPerWheel} is not positive, or too large
+     * @see #TwheelTimer(ThreadFactory, long, TimeUnit, int, boolean, long, Executor)
+     */
+    public static Timer orHashedWheelTimer(ThreadFactory threadFactory, long tickDuration, TimeUnit unit,
+            int ticksPerWheel, boolean leakDetection, long maxPendingTimeouts, Executor taskExecutor) {
+        Throwable why = unavailabilityCause();
+        if (why == null) {
+            try {
+                return new TwheelTimer(threadFactory, tickDuration, unit, ticksPerWheel, leakDetection,
+                        maxPendingTimeouts, taskExecutor);
+            } catch (UncheckedIOException e) {
+                why = e.getCause();
+            }
+        }
+        Timer t = new HashedWheelTimer(threadFactory, tickDuration, unit, ticksPerWheel, leakDetection,
+                maxPendingTimeouts, taskExecutor);
+        if (LOGGED_FALLBACK.compareAndSet(false, true))
+            logger.info("TwheelTimer is not available here ({}): using io.netty.util.HashedWheelTimer instead.",
+                    why.toString());
+        return t;
     }
 
     /**
@@ -277,6 +383,9 @@ public final class TwheelTimer implements Timer {
         }
         try {
             start();
+            Throwable dead = workerFailure;
+            if (dead != null)
+                throw new IllegalStateException("TwheelTimer's worker has stopped: " + dead, dead);
         } catch (IllegalStateException e) {
             pendingTimeouts.decrementAndGet();
             throw e;
@@ -287,7 +396,7 @@ public final class TwheelTimer implements Timer {
             deadline = Long.MAX_VALUE;
         TwheelTimeout t = new TwheelTimeout(this, task, nextId.getAndIncrement(), deadline);
         live.put(t.id, t);
-        long r = wheel.rawOp(Wheel.OP_ADD, t.id, Math.min(delayNs, maxTimeoutNs), Wheel.OPF_TIMEOUT);
+        long r = wheel.add(t.id, Math.min(delayNs, maxTimeoutNs));
         if (r < 0) {
             live.remove(t.id);
             pendingTimeouts.decrementAndGet();
@@ -312,11 +421,13 @@ public final class TwheelTimer implements Timer {
         while (state.get() == ST_STARTED) {
             int n;
             try {
-                n = wheel.read(ev, null);
+                n = wheel.read(ev);
             } catch (ClosedWheelException e) {
                 break;
-            } catch (IOException e) {
-                logger.error("TwheelTimer: reading the wheel failed; timeouts will not expire", e);
+            } catch (IOException | RuntimeException e) {
+                workerFailure = e;
+                logger.error("TwheelTimer: reading the wheel failed; no timeout will expire, newTimeout refuses "
+                        + "new ones, stop() returns the pending ones", e);
                 break;
             }
             for (int i = 0; i < n; i++) {
@@ -324,6 +435,63 @@ public final class TwheelTimer implements Timer {
                 if (t != null)
                     t.due();
             }
+        }
+    }
+
+    /* What the timer does with its wheel; an interface so that a test can make the read fail. */
+    interface Ops {
+        /** Adds {@code id} due in {@code timeoutNs}: the deadline, or -errno. */
+        long add(long id, long timeoutNs);
+
+        /** Cancels {@code id}: its deadline, or -errno (ENOENT once it expired). */
+        long cancel(long id);
+
+        /** Waits for expirations and reads them into {@code ev}: how many. */
+        int read(Expirations ev) throws IOException;
+
+        void close();
+    }
+
+    /* Opens the timer's wheel with this tick, or throws UncheckedIOException. */
+    interface Opener {
+        Ops open(long tickNs);
+    }
+
+    /* The timer's Ops on a wheel of /dev/twheel. */
+    private static final class WheelOps implements Ops {
+        private final Wheel w;
+
+        private WheelOps(Wheel w) {
+            this.w = w;
+        }
+
+        static Ops open(long tickNs) {
+            try {
+                return new WheelOps(Wheel.open(new Wheel.Config().tick(Duration.ofNanos(tickNs))
+                        .timeout(Duration.ofNanos(tickNs))));
+            } catch (IOException e) {
+                throw new UncheckedIOException("TwheelTimer: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public long add(long id, long timeoutNs) {
+            return w.rawOp(Wheel.OP_ADD, id, timeoutNs, Wheel.OPF_TIMEOUT);
+        }
+
+        @Override
+        public long cancel(long id) {
+            return w.rawOp(Wheel.OP_CANCEL, id, 0, 0);
+        }
+
+        @Override
+        public int read(Expirations ev) throws IOException {
+            return w.read(ev, null);
+        }
+
+        @Override
+        public void close() {
+            w.close();
         }
     }
 
@@ -372,7 +540,7 @@ public final class TwheelTimer implements Timer {
             timer.live.remove(id, this);
             timer.pendingTimeouts.decrementAndGet();
             /* ENOENT: expired in the kernel, not read yet; the read will find it gone. */
-            timer.wheel.rawOp(Wheel.OP_CANCEL, id, 0, 0);
+            timer.wheel.cancel(id);
             return true;
         }
 
@@ -381,10 +549,10 @@ public final class TwheelTimer implements Timer {
             long left = deadline - (System.nanoTime() - timer.startTime);
             if (left > 0) {
                 /* A delay longer than the wheel's longest timeout: arm the rest. */
-                timer.wheel.rawOp(Wheel.OP_ADD, id, Math.min(left, timer.maxTimeoutNs), Wheel.OPF_TIMEOUT);
+                timer.wheel.add(id, Math.min(left, timer.maxTimeoutNs));
                 /* A cancel that raced with the re-arm may have missed the new entry. */
                 if (state.get() != ST_INIT)
-                    timer.wheel.rawOp(Wheel.OP_CANCEL, id, 0, 0);
+                    timer.wheel.cancel(id);
                 return;
             }
             if (!state.compareAndSet(ST_INIT, ST_EXPIRED))

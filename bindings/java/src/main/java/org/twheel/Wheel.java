@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -174,20 +175,43 @@ public final class Wheel implements Closeable {
         return w;
     }
 
-    /**
-     * Why no wheel can be opened here (no native library, no device, no
-     * permission), or null if one can: what {@link TwheelTimer#isAvailable()} asks.
+    /*
+     * The answer of unavailabilityCause(), found by opening a wheel once,
+     * when the first caller initialises this class: the JVM runs that
+     * once and makes every other caller wait for it and see its result.
      */
-    public static Throwable unavailabilityCause() {
-        try {
-            open(new Config()).close();
-            return null;
-        } catch (IOException | RuntimeException | UnsatisfiedLinkError e) {
-            return e;
+    private static final class Availability {
+        static final AtomicInteger PROBES = new AtomicInteger();
+        static final Throwable CAUSE = probe();
+
+        private static Throwable probe() {
+            PROBES.incrementAndGet();
+            try {
+                open(new Config()).close();
+                return null;
+            } catch (IOException | RuntimeException | UnsatisfiedLinkError e) {
+                return e;
+            }
         }
     }
 
-    /** Whether {@link #open} can open a wheel here. */
+    /**
+     * Why no wheel can be opened here (no native library, no device, no
+     * permission), or null if one can: what {@link TwheelTimer#isAvailable()} asks.
+     * Found once per JVM, by opening and closing a wheel on the first call;
+     * every call returns that answer (the same Throwable), so a module
+     * loaded, or a permission granted, later is seen by the next JVM.
+     */
+    public static Throwable unavailabilityCause() {
+        return Availability.CAUSE;
+    }
+
+    /** How many times unavailabilityCause() has opened a wheel to find out: 1 once asked. */
+    static int availabilityProbes() {
+        return Availability.PROBES.get();
+    }
+
+    /** Whether {@link #open} can open a wheel here (found once per JVM, see {@link #unavailabilityCause()}). */
     public static boolean isAvailable() {
         return unavailabilityCause() == null;
     }
