@@ -76,8 +76,9 @@ packages() {
 	bindings)
 		# The bindings' builds fetch from the registries (the Go module
 		# proxy, npm, PyPI, Maven Central) over TLS; the Node addon is
-		# built by node-gyp with g++ and finds libtwheel with pkg-config.
-		echo ca-certificates build-essential pkg-config ;;
+		# built by node-gyp (make, g++, python3) from the libtwheel
+		# sources its package carries.
+		echo ca-certificates build-essential python3 ;;
 	charts)
 		# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
 		echo gnuplot-nox ;;

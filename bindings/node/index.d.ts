@@ -98,10 +98,12 @@ export interface WheelEvents<Id> {
   close: [];
 }
 
-export class Wheel<Id extends number | bigint = number> extends EventEmitter {
-  constructor(options: WheelOptions & { bigint: true });
-  constructor(options: WheelOptions);
-
+/**
+ * A wheel, its ids Numbers (Wheel<number>, the default) or BigInts
+ * (Wheel<bigint>, made with { bigint: true }): the type the option gives
+ * at run time, as the constructor's overloads say.
+ */
+export interface Wheel<Id extends number | bigint = number> extends EventEmitter {
   readonly tickNs: bigint;
   readonly timeoutNs: bigint;
   readonly clock: 'monotonic' | 'boottime';
@@ -154,6 +156,19 @@ export class Wheel<Id extends number | bigint = number> extends EventEmitter {
   removeListener<K extends keyof WheelEvents<Id>>(event: K, listener: (...args: WheelEvents<Id>[K]) => void): this;
   prependListener<K extends keyof WheelEvents<Id>>(event: K, listener: (...args: WheelEvents<Id>[K]) => void): this;
 }
+
+export interface WheelConstructor {
+  /** Ids are BigInts, any __u64. */
+  new <Id extends bigint = bigint>(options: WheelOptions & { bigint: true }): Wheel<Id>;
+  /** Ids are Numbers up to 2^53 - 1. */
+  new <Id extends number = number>(options: WheelOptions & { bigint?: false }): Wheel<Id>;
+  /** An option known only at run time: either. */
+  new (options: WheelOptions): Wheel<number | bigint>;
+  readonly prototype: Wheel<number | bigint>;
+}
+
+/** Opens /dev/twheel and sets the wheel up (its fd, its own wheel). */
+export const Wheel: WheelConstructor;
 
 /** The uapi's constants and layouts, from <linux/twheel.h>. */
 export const constants: {

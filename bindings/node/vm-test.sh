@@ -2,11 +2,18 @@
 # SPDX-License-Identifier: MIT
 #
 # The Node binding's tests in the test VM (busybox sh): vm/run.sh --lang
-# --copy DIR, DIR made by `make -C bindings/node vm-files DIR=...`, so the
-# package is /opt/NAME/node_modules/twheel in the guest and in its Debian
-# root. Runs `node --test` there as root, then the README's example (it must print `offline: 7`), and
-# prints one kselftest-style TAP line per test (`ok N name`, `not ok N
-# name`, `ok N name # SKIP reason`), then
+# --copy DIR, DIR made by `make -C bindings/node vm-files DIR=...`: a
+# project into which the host `npm install`ed the tarball (the guest's
+# Debian root has Node and no compiler), so the package is
+# /opt/NAME/node_modules/twheel in the guest and in its Debian root, with
+# the tests put inside it. Runs `node --test` there as root, then the
+# README's example from /opt/NAME, where it requires the installed
+# package (it must print `offline: 7`), and prints one kselftest-style TAP
+# line per test (`ok N name`, `not ok N name`, `ok N name # SKIP
+# reason`); where /opt/NAME/install-host holds the host's install-check
+# line, that line again from the example's result here,
+#   install: lang=node from=... fresh=yes example=ok|failed no_module=...
+# then
 #   binding: lang=node kernel=RELEASE passed=N failed=N
 # (skips count in neither). Exit status 1 if a test failed or none ran.
 
@@ -25,6 +32,12 @@ readme_rc=0
 in-debian sh -c "cd '$app' && node readme-example.js" >/tmp/node-readme.txt 2>&1 || readme_rc=$?
 
 grep -qx 'offline: 7' /tmp/node-readme.txt && readme_ok=1 || readme_ok=0
+# The example must have run the installed package, not another twheel.
+resolved=$(in-debian sh -c "cd '$app' && node -p \"require.resolve('twheel')\"" 2>&1)
+if [ "$resolved" != "$app/node_modules/twheel/index.js" ]; then
+	echo "# the README example's require('twheel') is $resolved" >>/tmp/node-readme.txt
+	readme_ok=0
+fi
 awk -v node_rc="$node_rc" -v readme_rc="$readme_rc" -v readme_ok="$readme_ok" -v kernel="$kernel" '
 	# Only the top-level results: subtests are indented.
 	/^(not )?ok [0-9]+ - / {
@@ -62,6 +75,11 @@ if [ "$rc" != 0 ]; then
 	sed 's/^/# /' /tmp/node-tap.txt
 	echo "# README example:"
 	sed 's/^/# /' /tmp/node-readme.txt
+fi
+if [ -f "$app/install-host" ]; then
+	result=failed
+	[ "$readme_rc" = 0 ] && [ "$readme_ok" = 1 ] && result=ok
+	sed -n "1s/ no_module=/ example=$result no_module=/; 1s/^/install: /p" "$app/install-host"
 fi
 tail -n 1 /tmp/node-results.txt
 exit "$rc"

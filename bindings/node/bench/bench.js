@@ -8,6 +8,7 @@
 //   twheel-refresh   refreshIds() of 256 ids per call (TWHEEL_IOC_REFRESH)
 //   twheel-batch     batch() of 256 refresh ops per call (TWHEEL_IOC_BATCH)
 //   twheel-touch     touch(slot) per refresh: a clock read and an Atomics.store
+//   twheel-single    refresh(id) per refresh: one TWHEEL_IOC_OP per id
 //   settimeout       clearTimeout() + setTimeout() per refresh, a Timeout per id
 //   timeout-refresh  timeout.refresh() per refresh, a Timeout per id
 //
@@ -41,7 +42,8 @@ const { Wheel } = require('..');
 const TIMEOUT_MS = 30000;
 const STREAM = 1000000;
 const CHUNK = 256;
-const IMPLS = ['twheel-refresh', 'twheel-batch', 'twheel-touch', 'settimeout', 'timeout-refresh'];
+const IMPLS = ['twheel-refresh', 'twheel-batch', 'twheel-touch', 'twheel-single', 'settimeout',
+  'timeout-refresh'];
 
 // The module's twheel/N threads' run time and every kworker's.
 function kthreadsNs() {
@@ -128,6 +130,11 @@ function run(impl, n) {
       refresh = () => {
         for (let i = 0; i < STREAM; i += CHUNK)
           wheel.refreshIds(big.subarray(i, i + CHUNK));
+      };
+    } else if (impl === 'twheel-single') {
+      refresh = () => {
+        for (let i = 0; i < STREAM; i++)
+          wheel.refresh(ids[i]);
       };
     } else if (impl === 'twheel-batch') {
       refresh = () => {

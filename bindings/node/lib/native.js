@@ -12,7 +12,7 @@ try {
   if (err.code !== 'MODULE_NOT_FOUND')
     throw err;
   const e = new Error(`twheel: the native addon ${file} is not built: run \`npm rebuild twheel\` ` +
-    "(it needs libtwheel's headers: the libtwheel-dev package)");
+    '(it needs a C and a C++ compiler, make and python3: apt-get install build-essential python3)');
   e.code = 'ERR_TWHEEL_NOT_BUILT';
   throw e;
 }

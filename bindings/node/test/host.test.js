@@ -10,6 +10,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const os = require('node:os');
+const { spawnSync } = require('node:child_process');
 const native = require('../lib/native');
 const codec = require('../lib/codec');
 const { systemError, closedError } = require('../lib/errors');
@@ -211,4 +213,40 @@ test('host: a handle that is not open answers EBADF and never crashes', () => {
 test('host: the package\'s version is the tree\'s VERSION', { skip: !fs.existsSync(path.join(__dirname, '../../../VERSION')) && 'not in the twheel tree' }, () => {
   const version = fs.readFileSync(path.join(__dirname, '../../../VERSION'), 'utf8').trim();
   assert.equal(require('../package.json').version, version);
+});
+
+// scripts/build.js, the install script, run from a copy in a scratch
+// package (so that nothing it could start touches this one) with PATH
+// holding only what a test puts there.
+function installScript(tools) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twheel-build-'));
+  fs.mkdirSync(path.join(dir, 'scripts'));
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.copyFileSync(path.join(__dirname, '..', 'scripts', 'build.js'), path.join(dir, 'scripts', 'build.js'));
+  fs.symlinkSync(process.execPath, path.join(dir, 'bin', 'node'));
+  for (const [name, body] of Object.entries(tools))
+    fs.writeFileSync(path.join(dir, 'bin', name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  try {
+    const env = { PATH: path.join(dir, 'bin') };
+    return spawnSync(process.execPath, [path.join(dir, 'scripts', 'build.js')], { env, encoding: 'utf8' });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('host: an install without a compiler, make or python3 says in one line what to install', () => {
+  const r = installScript({});
+  assert.equal(r.status, 1);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, 'twheel: building the addon needs a C compiler (cc), a C++ compiler (g++), make, ' +
+    'python3 (for node-gyp), not found: apt-get install gcc g++ make python3\n');
+});
+
+test('host: an install without the kernel\'s uapi headers names linux-libc-dev', () => {
+  // A compiler whose preprocessor finds libc's headers and not <linux/...>.
+  const cc = 'while read -r l; do case $l in *linux/*) exit 1 ;; esac; done; exit 0';
+  const r = installScript({ cc, 'g++': 'exit 0', make: 'exit 0', python3: 'exit 0' });
+  assert.equal(r.status, 1);
+  assert.equal(r.stderr, "twheel: building the addon needs the kernel's uapi headers (<linux/types.h>), " +
+    'not found: apt-get install linux-libc-dev\n');
 });
