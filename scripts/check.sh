@@ -30,7 +30,11 @@
 #     the library's tests (tests/lib), the tools' tests (tests/tools),
 #     the stress programs; the language bindings that the plan runs
 #     (bindings/NAME): each one's own `make check` on the host (lint,
-#     host tests, packaging) and its VM files built.
+#     host tests, packaging), its VM files built, and the host half of
+#     its install check (`make install-check`: the package installed as
+#     a new user installs it, in a fresh project, and its README example
+#     run here, without the module, where it must show the documented
+#     error or fallback).
 #  7. one VM per kernel (vm/run.sh), two at a time, the longest first
 #     (see "lanes" below): each line of vm/kernels (Debian 5.10, 6.1,
 #     6.12, 7.2, 7.3-rc), each KERNEL@icount line of tests/stress/plan
@@ -52,7 +56,10 @@
 #     what the BPF program kept alive, and for each attack of
 #     tests/stress/security whose program ran there
 #       security: item=N name=NAME kernel=K held=yes|no|skip
-#     (all three repeated at the end).
+#     and, per binding, the install check's VM half (the installed
+#     README example against the module)
+#       install: lang=L from=ARTIFACT fresh=yes example=ok no_module=documented
+#     (all repeated at the end, the install line once per language).
 #  8. in-tree: the debug kernel's build of twheel in its tree, "in-tree:
 #     config=m built=yes|no" and "in-tree: config=y built=yes|no"; then
 #     selftests/ copied into that tree as
@@ -100,7 +107,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-rm -f "$out/binding-lines" "$out/uring-lines" "$out/bpf-refresh-lines" "$out/security-lines"
+rm -f "$out/binding-lines" "$out/install-lines" "$out/uring-lines" "$out/bpf-refresh-lines" "$out/security-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -424,6 +431,19 @@ for b in $bindings; do
 	else
 		fail "binding $b: VM files (make -C bindings/$b vm-files, see $out/bindings/$b-vm-files.log)"
 	fi
+	# The install check's host half: the package as a new user installs
+	# it, in a fresh project, and its README example here, without the
+	# module (install-host: the line the VM half completes).
+	if [ -d "$out/bindings/$b" ] &&
+		make -C "$top/bindings/$b" install-check INSTALL_OUT="$out/bindings/$b/install-host" \
+			>"$out/bindings/$b-install.log" 2>&1; then
+		pass
+		echo "install-host: $(cat "$out/bindings/$b/install-host")"
+	else
+		tail -n 10 "$out/bindings/$b-install.log"
+		rm -f "$out/bindings/$b/install-host"
+		fail "binding $b: install check without the module (make -C bindings/$b install-check, see $out/bindings/$b-install.log)"
+	fi
 done
 stage_done
 
@@ -461,6 +481,24 @@ vm_opts() {
 		[ -d "$out/bindings/$b" ] && opts+=(--copy "$out/bindings/$b")
 	done
 	return 0
+}
+
+# install_results KERNEL RESULTS: each binding of the plan on KERNEL
+# whose install check passed on the host prints, from its VM run, one
+# "install: lang=L from=A fresh=yes example=ok no_module=documented";
+# anything else fails. The lines go to install-lines for the summary.
+install_results() {
+	local k=$1 res=$2 b line
+	for b in $("$plan" bindings "$k"); do
+		b=${b#bindings/}
+		[ -f "$out/bindings/$b/install-host" ] || continue
+		line=$(grep -E "^install: lang=$b " "$res" | head -n 1)
+		echo "${line:-install: lang=$b example=missing}" >>"$out/install-lines"
+		case $line in
+		*" fresh=yes example=ok no_module=documented") pass ;;
+		*) fail "$k: install check of $b in the VM: ${line:-no install line (see $res)}" ;;
+		esac
+	done
 }
 
 # Sets leaks to the sum of "kmemleak ... leaks=N" lines in $1, or to
@@ -645,6 +683,7 @@ eval_kernel() {
 	grep -E '^bpf-refresh: peers=' "$res" >>"$out/bpf-refresh-lines" || true
 	grep -E '^binding: ' "$res" | sed "s/ kernel=[^ ]*/ kernel=$k/" >>"$out/binding-lines" || true
 	grep -E '^binding: ' "$res" || true
+	install_results "$k" "$res"
 	release=$(sed -n 's/^twheel-vm: kernel \([^ ]*\) .*/\1/p' "$res" | head -n 1)
 	[ -n "$release" ] || release=$(sed -n 's/.* release=\([^ ]*\) .*/\1/p' "$dir/build-module.txt" 2>/dev/null)
 	echo "$k: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped; logs in $dir"
@@ -792,6 +831,9 @@ printf '%s\n' "${kernel_lines[@]}"
 printf '%s\n' ${kselftest_lines[@]+"${kselftest_lines[@]}"}
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
+# One install line per language: a failing one if any kernel failed it.
+[ -s "$out/install-lines" ] && awk '{ l = $2 } !(l in line) || !/example=ok no_module=documented$/ { line[l] = $0 }
+	END { for (l in line) print line[l] }' "$out/install-lines" | sort
 [ -s "$out/uring-lines" ] && cat "$out/uring-lines"
 [ -s "$out/bpf-refresh-lines" ] && cat "$out/bpf-refresh-lines"
 [ -s "$out/security-lines" ] && cat "$out/security-lines"
