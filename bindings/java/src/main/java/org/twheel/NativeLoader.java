@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
  * Loads libtwheel-jni.so from the jar, the way Netty's native transports
- * load theirs: the library sits in the jar at
- * META-INF/native/linux-x86_64/, is copied to a private temporary file
- * (the JVM can only load a file), loaded, and the file deleted at once
- * (Linux keeps a loaded library mapped). Where the class path is a
- * directory (the build's own tests) it is loaded in place.
+ * load theirs: the jar carries one library per platform, at
+ * META-INF/native/linux-x86_64/ and META-INF/native/linux-aarch64/ (the
+ * same sources, cross-built: pom.xml); the one for the JVM's os.arch is
+ * copied to a private temporary file (the JVM can only load a file),
+ * loaded, and the file deleted at once (Linux keeps a loaded library
+ * mapped). Where the class path is a directory (the build's own tests)
+ * it is loaded in place.
  *
  * System properties: twheel.native.path (load this file instead),
  * twheel.native.workdir (where the copy goes; default java.io.tmpdir,
@@ -23,12 +25,23 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.TreeSet;
 
 final class NativeLoader {
-    static final String RESOURCE = "META-INF/native/linux-x86_64/libtwheel-jni.so";
+    /** The os.arch values a Linux JVM reports, to the jar's directory of the library built for them. */
+    private static final Map<String, String> PLATFORMS = Map.of(
+            "amd64", "linux-x86_64",
+            "x86_64", "linux-x86_64",
+            "aarch64", "linux-aarch64");
+
+    /** The library for this JVM's os.name and os.arch, or null if the jar has none for them. */
+    static final String RESOURCE = resource(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
 
     private static Throwable failure;
     private static boolean loaded;
+    private static String source;
 
     private NativeLoader() {
     }
@@ -51,22 +64,50 @@ final class NativeLoader {
         throw e;
     }
 
+    /** Where the library was loaded from (a file or the resource's URL), or null before it is. */
+    static synchronized String source() {
+        return source;
+    }
+
+    /** The resource of the library for a JVM with these os.name and os.arch, or null if there is none. */
+    static String resource(String os, String arch) {
+        String dir = os.toLowerCase(Locale.ROOT).startsWith("linux") ? PLATFORMS.get(arch) : null;
+        return dir == null ? null : library(dir);
+    }
+
+    private static String library(String dir) {
+        return "META-INF/native/" + dir + "/libtwheel-jni.so";
+    }
+
+    /** Why a JVM with these os.name and os.arch gets no library: what it is, and what the jar has. */
+    static String unsupported(String os, String arch) {
+        StringJoiner carried = new StringJoiner(", ");
+        ClassLoader cl = NativeLoader.class.getClassLoader();
+        /* What is on the class path, not what the build meant to put there. */
+        for (String dir : new TreeSet<>(PLATFORMS.values()))
+            if (cl.getResource(library(dir)) != null)
+                carried.add(dir);
+        return "twheel has no native library for " + os + " on " + arch + " (os.name, os.arch); the jar carries "
+                + (carried.length() == 0 ? "none" : carried.toString());
+    }
+
     private static void load() throws IOException {
         String path = System.getProperty("twheel.native.path");
         if (path != null) {
-            System.load(Path.of(path).toAbsolutePath().toString());
+            String file = Path.of(path).toAbsolutePath().toString();
+            System.load(file);
+            source = file;
             return;
         }
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "");
-        if (!os.startsWith("linux") || !(arch.equals("amd64") || arch.equals("x86_64")))
-            throw new UnsatisfiedLinkError("twheel is for Linux on x86-64, not " + os + " on " + arch);
+        if (RESOURCE == null)
+            throw new UnsatisfiedLinkError(unsupported(System.getProperty("os.name", ""), System.getProperty("os.arch", "")));
         URL url = NativeLoader.class.getClassLoader().getResource(RESOURCE);
         if (url == null)
             throw new UnsatisfiedLinkError(RESOURCE + " is not on the class path");
         if (url.getProtocol().equals("file")) {
             try {
                 System.load(Path.of(url.toURI()).toString());
+                source = url.toString();
                 return;
             } catch (URISyntaxException e) {
                 throw new IOException(url + ": " + e.getMessage(), e);
@@ -81,6 +122,7 @@ final class NativeLoader {
             }
             try {
                 System.load(copy.toString());
+                source = url.toString();
             } catch (UnsatisfiedLinkError e) {
                 UnsatisfiedLinkError why = new UnsatisfiedLinkError(e.getMessage() + " (is " + dir
                         + " mounted noexec? set -Dtwheel.native.workdir to a directory that is not)");
