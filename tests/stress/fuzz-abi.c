@@ -2052,8 +2052,9 @@ enum { T_GOOD, T_MISALIGNED, T_NULL, T_UNMAPPED, T_RO, T_SHORT, T_KERNEL, T_NONC
  * TWHEEL_SETUPF_TOUCH_USER, then EBUSY once registered; then EINVAL for
  * an address not page-aligned or a private mapping, EFAULT for memory that cannot be pinned
  * for writing (unmapped, read-only, partly PROT_NONE), either for NULL,
- * kernel and non-canonical addresses, 0 or EFAULT for another wheel's
- * mapped table. Nothing is written back; after a success fdinfo says
+ * kernel and non-canonical addresses, 0, EFAULT or EINVAL for another
+ * wheel's mapped table (EINVAL: the range runs on into the private
+ * reserve of its sub-region, or the writer put that reserve there). Nothing is written back; after a success fdinfo says
  * registered, and a table in a sub-region goes to the writer.
  */
 static void do_touch_register(void)
@@ -2064,7 +2065,7 @@ static void do_touch_register(void)
 	struct twheel_touch_register_args args;
 	enum ptr_kind akind;
 	uint8_t *ap = pick_ptr(sizeof(args), &akind);
-	int wi = pick_idx(), ti = 0, tkind, err, expect, alt = ENOMEM, k, private = 0;
+	int wi = pick_idx(), ti = 0, tkind, err, expect, alt = ENOMEM, alt2 = 0, k, private = 0;
 	const struct winfo *w = wheel_info(wi);
 	uint64_t *t = MAP_FAILED, serial = w->serial;
 	size_t len;
@@ -2170,7 +2171,7 @@ static void do_touch_register(void)
 		case T_GOOD: expect = 0; break;
 		case T_MISALIGNED: expect = EINVAL; break;
 		case T_NULL: case T_KERNEL: case T_NONCANON: expect = EINVAL; alt = EFAULT; break;
-		case T_WHEEL_MAP: expect = 0; alt = EFAULT; break;
+		case T_WHEEL_MAP: expect = 0; alt = EFAULT; alt2 = EINVAL; break;
 		default: expect = EFAULT; break;
 		}
 	}
@@ -2178,7 +2179,8 @@ static void do_touch_register(void)
 	if (ret > 0)
 		report(R_ERRNO, "TOUCH_REGISTER returned %ld", ret);
 	else if (expect == -1 ? ret == 0 :
-		 expect == 0 ? ret && err != alt : ret != -1 || (err != expect && err != alt))
+		 expect == 0 ? ret && err != alt && (!alt2 || err != alt2) :
+		 ret != -1 || (err != expect && err != alt))
 		report(R_ERRNO, "TOUCH_REGISTER on a wheel %s (slots %u%s%s, fd mode %d): slots %u flags %#x table kind %d, arg kind %d: %s, uapi says %s",
 		       w->setup ? "set up" : "not set up", w->slots,
 		       w->touch_user ? ", TOUCH_USER" : "", w->registered ? ", registered" : "",
