@@ -11,6 +11,13 @@
  * The mapping lives as long as the buffer (and any view of it) is
  * reachable, not as long as the wheel is open: a store after close lands
  * in memory that is still mapped and does nothing.
+ *
+ * The present time of a CLOCK_MONOTONIC wheel is System.nanoTime(), with
+ * no call into the library: HotSpot reads that very clock for it on
+ * Linux (clock_gettime(CLOCK_MONOTONIC), in the vDSO). That is checked
+ * once per JVM, a clock_gettime(2) through JNI falling between two
+ * nanoTime() reads; a JVM where it does not, and a CLOCK_BOOTTIME
+ * wheel, read the clock through JNI on every touch.
  */
 package org.twheel;
 
@@ -27,11 +34,31 @@ public final class TouchTable {
     private final ByteBuffer buf;
     private final int slots;
     private final Wheel.Clock clock;
+    /* The wheel's clock is System.nanoTime()'s. */
+    private final boolean nanoTimeClock;
 
     TouchTable(ByteBuffer buf, int slots, Wheel.Clock clock) {
         this.buf = buf;
         this.slots = slots;
         this.clock = clock;
+        this.nanoTimeClock = clock == Wheel.Clock.MONOTONIC && NanoTime.IS_MONOTONIC;
+    }
+
+    /* Whether System.nanoTime() reads CLOCK_MONOTONIC itself, found once per JVM. */
+    static final class NanoTime {
+        static final boolean IS_MONOTONIC = check();
+
+        private static boolean check() {
+            /* The same clock: its reading through JNI lies between two of nanoTime's. A preemption may part them: try again. */
+            for (int i = 0; i < 8; i++) {
+                long before = System.nanoTime();
+                long mono = Wheel.nNow(Wheel.Clock.MONOTONIC.id);
+                long after = System.nanoTime();
+                if (before <= mono && mono <= after)
+                    return true;
+            }
+            return false;
+        }
     }
 
     /** Number of slots. */
@@ -41,7 +68,7 @@ public final class TouchTable {
 
     /** Refreshes the id bound to {@code slot}: the wheel's clock read and one release store. */
     public void touch(int slot) {
-        touchAt(slot, Wheel.nNow(clock.id));
+        touchAt(slot, nanoTimeClock ? System.nanoTime() : Wheel.nNow(clock.id));
     }
 
     /** Stores {@code nowNs}, a time read from the wheel's clock, into {@code slot}. */

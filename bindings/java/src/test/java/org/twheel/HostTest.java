@@ -31,6 +31,12 @@ class HostTest {
         assertTrue(Wheel.Clock.BOOTTIME.now() >= now);
     }
 
+    /* TouchTable.touch() stamps CLOCK_MONOTONIC wheels with System.nanoTime(): HotSpot's is that clock. */
+    @Test
+    void nanoTimeIsTheMonotonicClockTouchesStamp() {
+        assertTrue(TouchTable.NanoTime.IS_MONOTONIC, "System.nanoTime() is not CLOCK_MONOTONIC here");
+    }
+
     @Test
     void errnoTextNamesTheErrno() {
         assertTrue(Errno.describe(Errno.ENOSPC).startsWith("ENOSPC ("), Errno.describe(Errno.ENOSPC));

@@ -21,6 +21,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class TouchTableTest {
     static final long MS = 1_000_000;
 
+    /* The stamp of touch() is the wheel's present, read without JNI on a monotonic wheel. */
+    @Test
+    void aTouchStampsThePresentOnTheWheelsClock() throws Exception {
+        Device.assumePresent();
+        for (Wheel.Clock clock : Wheel.Clock.values()) {
+            try (Wheel w = Wheel.open(new Wheel.Config().tick(Duration.ofMillis(5)).timeout(Duration.ofSeconds(1))
+                    .clock(clock).touchSlots(4))) {
+                TouchTable t = w.touchTable();
+                long before = w.now();
+                t.touch(2);
+                long after = w.now();
+                long stamp = t.stamp(2);
+                assertTrue(before <= stamp && stamp <= after,
+                        clock + ": stamp " + stamp + " not within [" + before + ", " + after + "]");
+            }
+        }
+    }
+
     @Test
     void aTouchKeepsItsIdAliveForOneTimeoutMore() throws Exception {
         Device.assumePresent();
