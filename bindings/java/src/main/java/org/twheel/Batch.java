@@ -129,6 +129,11 @@ public final class Batch {
         return Objects.checkIndex(i, size) * RECORD;
     }
 
+    /* The op code of op {@code i} (Wheel.OP_*). */
+    int code(int i) {
+        return buf.getInt(at(i) + OP);
+    }
+
     /** The id of op {@code i}. */
     public long id(int i) {
         return buf.getLong(at(i) + ID);

@@ -5,12 +5,24 @@
  * (netty-common 4.1): replace `new HashedWheelTimer(...)` by
  * `new TwheelTimer(...)` with the same arguments.
  *
- * Each timeout is an id of a private wheel, added with its delay; the
+ * Each timeout is an id of a private wheel, due at an absolute deadline
+ * on CLOCK_MONOTONIC (System.nanoTime()'s clock, the offset between the
+ * two read once, so that a deadline is never early). As
+ * HashedWheelTimer does, newTimeout and cancel only queue their work: the
  * timer's thread (from the ThreadFactory, started on first use as
- * Netty's) blocks in read(2) of the wheel and expires what it reads. So
- * where HashedWheelTimer's thread wakes every tick and walks a bucket,
- * this one sleeps until a timeout is due, and a cancel removes the id
- * from the kernel's wheel at once (one ioctl), not at the next tick.
+ * Netty's) applies what was queued in one TWHEEL_IOC_BATCH per tick,
+ * then reads what the wheel expired and expires it. A timeout cancelled
+ * before its add was applied never reaches the kernel, and the kernel id
+ * of one cancelled after is handed to the next timeout queued, as one
+ * REFRESH to its deadline in place of a CANCEL and an ADD: Netty's
+ * refresh (cancel, then newTimeout) is one op in the kernel, on an entry
+ * it already has. While nothing is
+ * queued the thread does not tick: it sleeps in read(2) until a timeout
+ * is due, and the first newTimeout or cancel after such a sleep wakes it
+ * at the next tick with one ioctl (the add of an id of its own). A delay
+ * shorter than two ticks, which a tick's wait could make late, is added
+ * at once by the caller, as every timeout once was. A task therefore
+ * runs no later than it would if each call went to the kernel itself.
  *
  * Netty's contract, kept as HashedWheelTimer keeps it (the tests run the
  * same contract against both):
@@ -57,13 +69,17 @@ import io.netty.util.Timer;
 import io.netty.util.TimerTask;
 import io.netty.util.concurrent.ImmediateExecutor;
 import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.PlatformDependent;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -73,6 +89,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.netty.util.internal.ObjectUtil.checkNotNull;
@@ -94,12 +111,18 @@ public final class TwheelTimer implements Timer {
     private static final long TICK_MAX_NS = Wheel.TICK_MAX.toNanos();
     private static final long MAX_TIMEOUT_NS = 1L << 62;
     private static final int READ_BATCH = 1024;
+    /* Ops a worker applies per TWHEEL_IOC_BATCH. */
+    private static final int FLUSH_BATCH = 1024;
+    /* Ticks the worker keeps ticking after the last queued op, before it sleeps. */
+    private static final int IDLE_TICKS = 2;
+    /* The worker's own id, added to wake it: never one of nextId's. */
+    static final long WAKE_ID = -1L;
 
     /* Whether orHashedWheelTimer has said why it fell back: once per JVM, not per timer. */
     private static final AtomicBoolean LOGGED_FALLBACK = new AtomicBoolean();
 
     private final AtomicInteger state = new AtomicInteger(ST_INIT);
-    private final Ops wheel;
+    final Ops wheel; /* package-private: the device tests read its wheel's fdinfo */
     /* Why the worker stopped reading, or null while it reads: set once, by the worker. */
     private volatile Throwable workerFailure;
     private final Thread workerThread;
@@ -109,10 +132,26 @@ public final class TwheelTimer implements Timer {
     private final long maxPendingTimeouts;
     private final Executor taskExecutor;
     private final ConcurrentHashMap<Long, TwheelTimeout> live = new ConcurrentHashMap<>();
-    private final AtomicLong nextId = new AtomicLong();
+    /* Kernel ids, from 1: 0 is a timeout's "none yet". */
+    final AtomicLong nextId = new AtomicLong(1);
     private final AtomicLong pendingTimeouts = new AtomicLong();
     /* Deadlines are kept as Netty keeps them: ns since the timer was made, saturating. */
     private final long startTime = System.nanoTime();
+    /*
+     * CLOCK_MONOTONIC minus System.nanoTime(), read with nanoTime first:
+     * at least the true offset, so a kernel deadline made from it is never
+     * before the Java one (0 on HotSpot, whose nanoTime is that clock).
+     */
+    private final long monoOffset;
+    /* newTimeout's adds and cancel's removals, for the worker to apply. */
+    private final Queue<TwheelTimeout> adds = PlatformDependent.newMpscQueue();
+    private final Queue<TwheelTimeout> cancels = PlatformDependent.newMpscQueue();
+    /* The worker waits in read(2) with no timeout: the next op must wake it. */
+    private final AtomicBoolean sleeping = new AtomicBoolean();
+    /* The worker's, read by stop() once the worker is gone. */
+    final Flush flush = new Flush();
+    /* The last batch found the wheel full (ENOSPC): newTimeout refuses until one fits. */
+    private volatile boolean wheelFull;
 
     /** A timer with the default thread factory, tick (100 ms) and ticks per wheel (512). */
     public TwheelTimer() {
@@ -203,6 +242,8 @@ public final class TwheelTimer implements Timer {
         maxTimeoutNs = tickNs >= MAX_TIMEOUT_NS >>> 32 ? MAX_TIMEOUT_NS : tickNs << 32;
         this.maxPendingTimeouts = maxPendingTimeouts;
         wheel = opener.open(tickNs);
+        long java = System.nanoTime();
+        monoOffset = wheel.now() - java;
         workerThread = threadFactory.newThread(this::work);
         leak = leakDetection || !workerThread.isDaemon() ? leakDetector.track(this) : null;
         if (INSTANCE_COUNTER.incrementAndGet() > INSTANCE_COUNT_LIMIT
@@ -349,8 +390,15 @@ public final class TwheelTimer implements Timer {
         } finally {
             release();
         }
+        /* The worker is gone: what it had not applied is in adds and in its retry list. */
         Set<Timeout> cancelled = new HashSet<>();
         for (TwheelTimeout t : live.values())
+            if (t.cancel())
+                cancelled.add(t);
+        for (TwheelTimeout t; (t = adds.poll()) != null; )
+            if (t.cancel())
+                cancelled.add(t);
+        for (TwheelTimeout t : flush.retry)
             if (t.cancel())
                 cancelled.add(t);
         return cancelled;
@@ -390,15 +438,29 @@ public final class TwheelTimer implements Timer {
             pendingTimeouts.decrementAndGet();
             throw e;
         }
+        if (wheelFull) {
+            pendingTimeouts.decrementAndGet();
+            throw new RejectedExecutionException("twheel: " + Errno.describe(Errno.ENOSPC));
+        }
         long delayNs = Math.max(0, unit.toNanos(delay));
-        long deadline = System.nanoTime() - startTime + delayNs;
+        long now = System.nanoTime();
+        long deadline = now - startTime + delayNs;
         if (delayNs > 0 && deadline < 0)
             deadline = Long.MAX_VALUE;
-        TwheelTimeout t = new TwheelTimeout(this, task, nextId.getAndIncrement(), deadline);
-        live.put(t.id, t);
-        long r = wheel.add(t.id, Math.min(delayNs, maxTimeoutNs));
+        /* Within the wheel's reach from whenever the worker applies it. */
+        long due = now + monoOffset + Math.min(delayNs, maxTimeoutNs - tickNs);
+        TwheelTimeout t = new TwheelTimeout(this, task, deadline, due);
+        if (delayNs >= 2 * tickNs) {
+            adds.offer(t);
+            wake();
+            return t;
+        }
+        /* Due within two ticks: a tick's wait for the worker could make it late. */
+        t.kid = nextId.getAndIncrement();
+        live.put(t.kid, t);
+        long r = wheel.add(t.kid, delayNs);
         if (r < 0) {
-            live.remove(t.id);
+            live.remove(t.kid);
             pendingTimeouts.decrementAndGet();
             int errno = (int) -r;
             if (errno == Errno.EBADF)
@@ -410,18 +472,41 @@ public final class TwheelTimer implements Timer {
         return t;
     }
 
+    /* After an op was queued: if the worker sleeps with no timeout, wake it at the next tick. */
+    private void wake() {
+        if (sleeping.get() && sleeping.compareAndSet(true, false))
+            wheel.add(WAKE_ID, 0); /* EEXIST: a wake is on its way already */
+    }
+
     /** The number of timeouts that have neither expired nor been cancelled. */
     public long pendingTimeouts() {
         return pendingTimeouts.get();
     }
 
-    /* The timer's thread: read what the wheel expired, expire it. Context: workerThread. */
+    /*
+     * The timer's thread: apply what was queued, then read what the wheel
+     * expired (waiting a tick while ops come, else until something is
+     * due) and expire it. Context: workerThread.
+     */
     private void work() {
         Expirations ev = new Expirations(READ_BATCH);
+        int idle = 0;
         while (state.get() == ST_STARTED) {
             int n;
             try {
-                n = wheel.read(ev);
+                long waitNs = tickNs;
+                if (flush.run())
+                    idle = 0;
+                else if (++idle > IDLE_TICKS) {
+                    sleeping.set(true);
+                    /* An op queued before the flag was seen has called no wake(): look again. */
+                    if (adds.isEmpty() && cancels.isEmpty())
+                        waitNs = -1;
+                    else if (sleeping.compareAndSet(true, false))
+                        continue;
+                }
+                n = wheel.read(ev, waitNs);
+                sleeping.set(false);
             } catch (ClosedWheelException e) {
                 break;
             } catch (IOException | RuntimeException e) {
@@ -438,6 +523,144 @@ public final class TwheelTimer implements Timer {
         }
     }
 
+    /*
+     * The worker's application of the queues, in one batch (or more, 1024
+     * ops each). Cancels first: each frees its timeout's kernel id, if it
+     * had one, which is still live in the kernel unless it expired
+     * meanwhile. Then adds: each takes a freed id, re-armed by REFRESH to
+     * its deadline (ENOENT: that id expired after all, and its expiry may
+     * still be unread, so it is dropped and the timeout ADDed with a new
+     * one), or a new id, ADDed. Ids freed and not taken wait one batch
+     * more (a cancel and its newTimeout may fall on either side of a
+     * batch), then are CANCELled: a cancel reaches the kernel within two
+     * ticks, as HashedWheelTimer drops its cancelled ones at a tick. Kernel
+     * ids are the worker's alone, so live (kernel id to timeout) changes
+     * only here and on expiry, both on this thread, and on the direct path
+     * of newTimeout, whose ids are new. Adds the wheel had no room for
+     * (ENOSPC, ENOMEM) are kept and tried again at each tick: accepted
+     * timeouts are never dropped; newTimeout refuses new ones meanwhile.
+     * Context: workerThread (retry: stop(), once the worker is gone).
+     */
+    final class Flush {
+        private final Batch batch = new Batch(FLUSH_BATCH);
+        /* The timeout of each op of batch (null for a cancel). */
+        private final TwheelTimeout[] of = new TwheelTimeout[FLUSH_BATCH];
+        final ArrayDeque<TwheelTimeout> retry = new ArrayDeque<>();
+        /* Kernel ids whose timeouts were cancelled, still to reuse or cancel: this batch's, and the last one's. */
+        private long[] freed = new long[64];
+        private int nfreed;
+        private long[] older = new long[64];
+        private int nolder;
+        /* Batches run, for the device tests to wait on. */
+        volatile long runs;
+        /* Adds whose REFRESH of a freed id found it expired: ADDed with a new id. */
+        private final ArrayDeque<TwheelTimeout> again = new ArrayDeque<>();
+
+        /* Whether there was anything to apply. */
+        boolean run() throws IOException {
+            boolean any = !retry.isEmpty();
+            boolean full = false;
+            TwheelTimeout t;
+            while ((t = cancels.poll()) != null) {
+                any = true;
+                if (t.kid != 0 && live.remove(t.kid, t)) {
+                    if (nfreed == freed.length)
+                        freed = Arrays.copyOf(freed, 2 * nfreed);
+                    freed[nfreed++] = t.kid;
+                }
+            }
+            for (int k = retry.size(); k > 0; k--)
+                full |= add(retry.poll());
+            while ((t = adds.poll()) != null) {
+                any = true;
+                full |= add(t);
+            }
+            while (nolder > 0)
+                full |= put(null, older[--nolder], Wheel.OP_CANCEL);
+            long[] a = older;
+            older = freed;
+            nolder = nfreed;
+            freed = a;
+            nfreed = 0;
+            /* Carried ids: a batch must come to cancel them. */
+            any |= nolder > 0;
+            full |= apply();
+            while ((t = again.poll()) != null) {
+                t.kid = nextId.getAndIncrement();
+                live.put(t.kid, t);
+                full |= put(t, t.kid, Wheel.OP_ADD);
+            }
+            full |= apply();
+            wheelFull = full;
+            runs++;
+            return any;
+        }
+
+        private boolean add(TwheelTimeout t) throws IOException {
+            /* Cancelled before it got here: it never reaches the kernel. */
+            if (t.state != TwheelTimeout.ST_INIT)
+                return false;
+            int code;
+            if (nolder > 0) {
+                t.kid = older[--nolder];
+                code = Wheel.OP_REFRESH;
+            } else if (nfreed > 0) {
+                t.kid = freed[--nfreed];
+                code = Wheel.OP_REFRESH;
+            } else {
+                t.kid = nextId.getAndIncrement();
+                code = Wheel.OP_ADD;
+            }
+            /* Before the op: an expiry read after it finds t. A cancel from now on frees t.kid. */
+            live.put(t.kid, t);
+            return put(t, t.kid, code);
+        }
+
+        /* Queues one op on kernel id kid (of t; null for a cancel); applies a full batch. */
+        private boolean put(TwheelTimeout t, long kid, int code) throws IOException {
+            of[batch.size()] = t;
+            if (code == Wheel.OP_ADD)
+                batch.addAt(kid, Math.max(0, t.due));
+            else if (code == Wheel.OP_REFRESH)
+                batch.refreshAt(kid, Math.max(0, t.due));
+            else
+                batch.cancel(kid);
+            return batch.size() == FLUSH_BATCH && apply();
+        }
+
+        /* Applies the batch: whether an add found the wheel full. */
+        private boolean apply() throws IOException {
+            int n = batch.size();
+            boolean full = false;
+            if (n == 0)
+                return false;
+            wheel.submit(batch);
+            for (int i = 0; i < n; i++) {
+                TwheelTimeout t = of[i];
+                of[i] = null;
+                int err = batch.errno(i);
+                if (t == null || err == 0)
+                    continue; /* a cancel's ENOENT: it expired first, and the read will find it gone */
+                /* Failed: the id is not t's in the kernel. */
+                live.remove(t.kid, t);
+                if (err == Errno.ENOENT && batch.code(i) == Wheel.OP_REFRESH) {
+                    again.add(t);
+                } else if (err == Errno.ENOSPC || err == Errno.ENOMEM) {
+                    full = true;
+                    t.kid = 0;
+                    retry.add(t);
+                } else {
+                    t.kid = 0;
+                    logger.error("TwheelTimer: the wheel refused a timeout ({}): it stays pending until stop(): {}",
+                            Errno.describe(err), t);
+                    retry.add(t);
+                }
+            }
+            batch.clear();
+            return full;
+        }
+    }
+
     /* What the timer does with its wheel; an interface so that a test can make the read fail. */
     interface Ops {
         /** Adds {@code id} due in {@code timeoutNs}: the deadline, or -errno. */
@@ -446,8 +669,14 @@ public final class TwheelTimer implements Timer {
         /** Cancels {@code id}: its deadline, or -errno (ENOENT once it expired). */
         long cancel(long id);
 
-        /** Waits for expirations and reads them into {@code ev}: how many. */
-        int read(Expirations ev) throws IOException;
+        /** Applies every op of {@code batch}, each with its own result. */
+        void submit(Batch batch) throws IOException;
+
+        /** Waits up to {@code timeoutNs} (less than 0: for ever) for expirations, reads them into {@code ev}: how many. */
+        int read(Expirations ev, long timeoutNs) throws IOException;
+
+        /** The time on the wheel's clock, CLOCK_MONOTONIC. */
+        long now();
 
         void close();
     }
@@ -458,8 +687,8 @@ public final class TwheelTimer implements Timer {
     }
 
     /* The timer's Ops on a wheel of /dev/twheel. */
-    private static final class WheelOps implements Ops {
-        private final Wheel w;
+    static final class WheelOps implements Ops {
+        final Wheel w;
 
         private WheelOps(Wheel w) {
             this.w = w;
@@ -485,8 +714,18 @@ public final class TwheelTimer implements Timer {
         }
 
         @Override
-        public int read(Expirations ev) throws IOException {
-            return w.read(ev, null);
+        public void submit(Batch batch) throws IOException {
+            w.submit(batch);
+        }
+
+        @Override
+        public int read(Expirations ev, long timeoutNs) throws IOException {
+            return w.read(ev, timeoutNs);
+        }
+
+        @Override
+        public long now() {
+            return Wheel.nNow(Wheel.Clock.MONOTONIC.id);
         }
 
         @Override
@@ -496,21 +735,32 @@ public final class TwheelTimer implements Timer {
     }
 
     private static final class TwheelTimeout implements Timeout, Runnable {
-        private static final int ST_INIT = 0;
-        private static final int ST_CANCELLED = 1;
-        private static final int ST_EXPIRED = 2;
+        static final int ST_INIT = 0;
+        static final int ST_CANCELLED = 1;
+        static final int ST_EXPIRED = 2;
+
+        private static final AtomicIntegerFieldUpdater<TwheelTimeout> STATE =
+                AtomicIntegerFieldUpdater.newUpdater(TwheelTimeout.class, "state");
 
         private final TwheelTimer timer;
         private final TimerTask task;
-        private final long id;
         private final long deadline;
-        private final AtomicInteger state = new AtomicInteger(ST_INIT);
+        /* The kernel's deadline, CLOCK_MONOTONIC: never before deadline. */
+        final long due;
+        volatile int state = ST_INIT;
+        /*
+         * Its id in the kernel, 0 before it has one: set by the worker as it
+         * applies the add (by newTimeout for a short delay, before the
+         * timeout is returned), read by the worker when the cancel queued
+         * below reaches it. No other thread reads it.
+         */
+        long kid;
 
-        TwheelTimeout(TwheelTimer timer, TimerTask task, long id, long deadline) {
+        TwheelTimeout(TwheelTimer timer, TimerTask task, long deadline, long due) {
             this.timer = timer;
             this.task = task;
-            this.id = id;
             this.deadline = deadline;
+            this.due = due;
         }
 
         @Override
@@ -525,39 +775,42 @@ public final class TwheelTimer implements Timer {
 
         @Override
         public boolean isExpired() {
-            return state.get() == ST_EXPIRED;
+            return state == ST_EXPIRED;
         }
 
         @Override
         public boolean isCancelled() {
-            return state.get() == ST_CANCELLED;
+            return state == ST_CANCELLED;
         }
 
         @Override
         public boolean cancel() {
-            if (!state.compareAndSet(ST_INIT, ST_CANCELLED))
+            if (!STATE.compareAndSet(this, ST_INIT, ST_CANCELLED))
                 return false;
-            timer.live.remove(id, this);
             timer.pendingTimeouts.decrementAndGet();
-            /* ENOENT: expired in the kernel, not read yet; the read will find it gone. */
-            timer.wheel.cancel(id);
+            /* The worker frees its kernel id, if it has one, at its next batch. */
+            timer.cancels.offer(this);
+            timer.wake();
             return true;
         }
 
         /* The wheel expired the id. Context: the timer's thread. */
         void due() {
             long left = deadline - (System.nanoTime() - timer.startTime);
-            if (left > 0) {
-                /* A delay longer than the wheel's longest timeout: arm the rest. */
-                timer.wheel.add(id, Math.min(left, timer.maxTimeoutNs));
-                /* A cancel that raced with the re-arm may have missed the new entry. */
-                if (state.get() != ST_INIT)
-                    timer.wheel.cancel(id);
+            if (left > 0 && state == ST_INIT) {
+                /* A delay longer than the wheel's longest timeout: arm the rest (a cancel frees the id). */
+                if (timer.wheel.add(kid, Math.min(left, timer.maxTimeoutNs)) < 0) {
+                    /* No room: the next batches try again, from the deadline reached so far. */
+                    timer.live.remove(kid, this);
+                    kid = 0;
+                    timer.flush.retry.add(this);
+                }
                 return;
             }
-            if (!state.compareAndSet(ST_INIT, ST_EXPIRED))
+            /* Expired in the kernel: its id is no longer live there, for this or a queued cancel to free. */
+            timer.live.remove(kid, this);
+            if (!STATE.compareAndSet(this, ST_INIT, ST_EXPIRED))
                 return;
-            timer.live.remove(id, this);
             timer.pendingTimeouts.decrementAndGet();
             try {
                 timer.taskExecutor.execute(this);

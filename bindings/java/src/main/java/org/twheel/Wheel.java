@@ -379,7 +379,11 @@ public final class Wheel implements Closeable {
      * @throws ClosedWheelException the wheel is closed, also while this waits
      */
     public int read(Expirations into, Duration timeout) throws IOException {
-        long t = timeout == null ? -1 : nanos(timeout, "timeout");
+        return read(into, timeout == null ? -1 : nanos(timeout, "timeout"));
+    }
+
+    /* read with the wait in ns, less than 0 for ever: TwheelTimer's worker, which waits a tick at a time. */
+    int read(Expirations into, long t) throws IOException {
         into.size = 0;
         int r = nRead(h, into.buf, into.capacity(), t);
         if (r < 0)

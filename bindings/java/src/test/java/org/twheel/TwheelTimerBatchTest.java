@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * How TwheelTimer's worker applies the queued ops, seen in the kernel's
+ * wheel (its fdinfo and DUMP): a refresh (cancel, then newTimeout) takes
+ * over the cancelled timeout's kernel entry, so that n refreshes leave
+ * the n entries there were and no more; a timeout cancelled before the
+ * worker's batch never reaches the kernel; and the refreshed timeouts
+ * still run, once, never before their delay. Skipped without /dev/twheel.
+ */
+package org.twheel;
+
+import io.netty.util.Timeout;
+import io.netty.util.TimerTask;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.SECONDS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TwheelTimerBatchTest {
+    static final int N = 1000;
+
+    /* The kernel ids of the timer's wheel, less the worker's wake id. */
+    static Set<Long> kernelIds(TwheelTimer timer) throws IOException {
+        Set<Long> ids = new HashSet<>();
+        for (DumpEntry e : ((TwheelTimer.WheelOps) timer.wheel).w.dump())
+            if (e.id() != TwheelTimer.WAKE_ID)
+                ids.add(e.id());
+        return ids;
+    }
+
+    /*
+     * The kernel ids once the worker has applied all that was queued: three
+     * batches after now, the ids a batch freed and left having waited
+     * their one batch more and been cancelled.
+     */
+    static Set<Long> settled(TwheelTimer timer) throws Exception {
+        long end = System.nanoTime() + SECONDS.toNanos(TimerContract.WAIT_S);
+        long want = timer.flush.runs + 3;
+        while (timer.flush.runs < want && System.nanoTime() < end)
+            Thread.sleep(5);
+        assertTrue(timer.flush.runs >= want, "the worker ran no batch in " + TimerContract.WAIT_S + " s");
+        return kernelIds(timer);
+    }
+
+    @Test
+    void aRefreshTakesOverTheCancelledEntryAndStillRunsOnce() throws Exception {
+        Device.assumePresent();
+        TwheelTimer timer = new TwheelTimer(50, MILLISECONDS);
+        try {
+            AtomicInteger early = new AtomicInteger();
+            AtomicInteger runs = new AtomicInteger();
+            CountDownLatch all = new CountDownLatch(N);
+            long delayNs = MILLISECONDS.toNanos(1500);
+            long[] start = new long[1];
+            /* One task for all, made before the loop: no lambda's first call slows it. */
+            TimerTask task = x -> {
+                if (System.nanoTime() - start[0] < delayNs)
+                    early.incrementAndGet();
+                runs.incrementAndGet();
+                all.countDown();
+            };
+            Timeout[] t = new Timeout[N];
+            for (int i = 0; i < N; i++)
+                t[i] = timer.newTimeout(x -> { throw new AssertionError("a cancelled timeout ran"); }, 1, TimeUnit.HOURS);
+            Set<Long> before = settled(timer);
+            assertEquals(N, before.size(), "kernel entries after " + N + " newTimeouts");
+
+            start[0] = System.nanoTime();
+            for (int i = 0; i < N; i++) {
+                assertTrue(t[i].cancel());
+                t[i] = timer.newTimeout(task, delayNs, TimeUnit.NANOSECONDS);
+            }
+            Set<Long> after = settled(timer);
+            assertEquals(N, after.size(), "kernel entries after " + N + " refreshes");
+            /*
+             * Each refreshed timeout took its cancelled one's id, unless the
+             * VM stopped the loop between a cancel and its newTimeout for two
+             * ticks (100 ms), when that id is cancelled and a new one added.
+             */
+            after.retainAll(before);
+            assertTrue(after.size() >= N - 10, after.size() + " of " + N
+                    + " refreshed timeouts kept their cancelled ones' kernel entries");
+
+            assertTrue(all.await(TimerContract.WAIT_S, SECONDS), runs.get() + " of " + N + " refreshed timeouts ran");
+            Thread.sleep(100);
+            assertEquals(N, runs.get(), "runs");
+            assertEquals(0, early.get(), "runs before the delay");
+            assertEquals(0, timer.pendingTimeouts());
+        } finally {
+            timer.stop();
+        }
+    }
+
+    @Test
+    void aTimeoutCancelledBeforeTheBatchNeverReachesTheKernel() throws Exception {
+        Device.assumePresent();
+        TwheelTimer timer = new TwheelTimer(50, MILLISECONDS);
+        try {
+            Timeout keep = timer.newTimeout(x -> { }, 1, TimeUnit.HOURS);
+            assertEquals(1, settled(timer).size());
+            /*
+             * Queued (a delay of two ticks or more) and cancelled at once: a
+             * batch that runs meanwhile may catch one between its newTimeout
+             * and its cancel, and no more.
+             */
+            long runs = timer.flush.runs;
+            long ids = timer.nextId.get();
+            for (int i = 0; i < N; i++)
+                assertTrue(timer.newTimeout(x -> { throw new AssertionError("a cancelled timeout ran"); }, 1,
+                        TimeUnit.HOURS).cancel());
+            long batches = timer.flush.runs - runs;
+            assertEquals(1, settled(timer).size(), "kernel ids after " + N + " cancelled newTimeouts");
+            long taken = timer.nextId.get() - ids;
+            assertTrue(taken <= batches + 1, taken + " kernel ids taken by " + N + " timeouts cancelled at once, in "
+                    + batches + " batches");
+            assertEquals(Set.of(keep), timer.stop());
+        } finally {
+            timer.stop();
+        }
+    }
+}
