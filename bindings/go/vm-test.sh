@@ -18,8 +18,11 @@ bin=${1:-$(dirname "$0")/twheel.test}
 out=/tmp/go-test.out
 # The uapi header, for the tests that check the ABI against it.
 header=$(dirname "$bin")/twheel.h
+# TestAPIIsTheSameOnEverySystem parses the package's source, which is
+# not here: `make check` runs it on the host.
 echo "TAP version 13"
-TWHEEL_UAPI_HEADER=$header "$bin" -test.v -test.count=1 -test.timeout=600s >"$out" 2>&1
+TWHEEL_UAPI_HEADER=$header "$bin" -test.v -test.count=1 -test.timeout=600s \
+	-test.skip '^TestAPIIsTheSameOnEverySystem$' >"$out" 2>&1
 rc=$?
 sed 's/^/# /' "$out"
 awk -v rc="$rc" -v kernel="$(uname -r)" '
