@@ -105,33 +105,47 @@ type way struct {
 }
 
 func afterFunc() way {
+	// An id's timer, and how many of its firings are stale: Reset on a
+	// timer that fired already (its callback started, and waits for mu)
+	// returns false and runs the callback again at the new deadline, on
+	// the same timer. The waiting callback is then the old deadline's
+	// expiry: it reports, and leaves the id mapped to its re-armed timer.
+	type entry struct {
+		t     *time.Timer
+		stale int
+	}
 	var mu sync.Mutex
-	m := make(map[uint32]*time.Timer)
+	m := make(map[uint32]*entry)
 	arm := func(id uint32) {
-		var t *time.Timer
-		t = time.AfterFunc(timeout, func() {
+		e := &entry{}
+		e.t = time.AfterFunc(timeout, func() {
 			mu.Lock()
-			if m[id] == t {
+			if e.stale > 0 {
+				e.stale--
+			} else if m[id] == e {
 				delete(m, id)
 			}
 			mu.Unlock()
 			report(id)
 		})
-		m[id] = t
+		m[id] = e
 	}
 	return way{apply: func(op int, id uint32) {
 		mu.Lock()
 		defer mu.Unlock()
-		t := m[id]
+		e := m[id]
 		switch {
 		case op == opCancel:
-			if t != nil {
-				t.Stop()
+			if e != nil {
+				e.t.Stop()
 				delete(m, id)
 			}
-		case t == nil || !t.Reset(timeout):
-			// Absent, or fired already: a new timer, as for a new id.
+		case e == nil:
+			// Absent, or expired and taken out: a new timer, as for a new id.
 			arm(id)
+		case !e.t.Reset(timeout):
+			// Fired, its callback waiting: the timer runs once more, at the new deadline.
+			e.stale++
 		}
 	}}
 }
