@@ -13,7 +13,8 @@
 #     under nice), twheel in its tree as drivers/misc/twheel (=m, and its
 #     objects once more =y), and selftests/ built in that tree (stage 8).
 #  2. host tests: the wheel core's unit tests and bounded differential
-#     fuzz (tests/core).
+#     fuzz (tests/core); the scenario benchmark's judge (bench/scenarios
+#     judge-test).
 #  3. style: checkpatch --strict over kmod/, uapi/, lib/ (scripts/style.sh).
 #  4. packages: the README's library example compiled as it stands
 #     (tests/readme-example.sh), the examples built, the Debian packages
@@ -263,7 +264,7 @@ bg_pid=$!
 set +m
 trap 'kill -- -$bg_pid 2>/dev/null || true' EXIT
 
-stage "host tests (tests/core)"
+stage "host tests (tests/core, the scenario judge)"
 rc=0
 progress_log=$out/host.log
 run_progress "host tests" progress_tap make -C "$top/tests/core" test >"$out/host.log" 2>&1 || rc=$?
@@ -272,6 +273,15 @@ if [ "$tap_lines" = 0 ]; then
 	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
 elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
 	fail "host: tests/core exited $rc (see $out/host.log)"
+fi
+# The scenario benchmark's judge of expiries: what its "wrong" counts.
+rc=0
+make -C "$top/bench/scenarios" judge-test >"$out/judge.log" 2>&1 || rc=$?
+count_tap judge "$out/judge.log"
+if [ "$tap_lines" = 0 ]; then
+	fail "judge: bench/scenarios judge-test printed no TAP (exit $rc, see $out/judge.log)"
+elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
+	fail "judge: bench/scenarios judge-test exited $rc (see $out/judge.log)"
 fi
 echo "host: $passed passed, $failed failed, $skipped skipped"
 stage_done
