@@ -13,10 +13,14 @@
  * Netty's) applies what was queued in one TWHEEL_IOC_BATCH per tick,
  * then reads what the wheel expired and expires it. A timeout cancelled
  * before its add was applied never reaches the kernel, and the kernel id
- * of one cancelled after is handed to the next timeout queued, as one
- * REFRESH to its deadline in place of a CANCEL and an ADD: Netty's
- * refresh (cancel, then newTimeout) is one op in the kernel, on an entry
- * it already has. While nothing is
+ * of one cancelled after is handed to the next timeout queued in place of
+ * a CANCEL and an ADD. If that id is armed no later than the new
+ * deadline and in the later half of its span it is left as it is, and
+ * re-armed at the deadline if it expires first (a task never runs
+ * early); else it is REFRESHed to it. So Netty's refresh (cancel, then
+ * newTimeout with the same delay) costs the kernel at most one REFRESH
+ * per half delay however often it comes, and one expiry and ADD more
+ * when the refreshes stop. While nothing is
  * queued the thread does not tick: it sleeps in read(2) until a timeout
  * is due, and the first newTimeout or cancel after such a sleep wakes it
  * at the next tick with one ioctl (the add of an id of its own). A delay
@@ -131,9 +135,17 @@ public final class TwheelTimer implements Timer {
     private final long maxTimeoutNs;
     private final long maxPendingTimeouts;
     private final Executor taskExecutor;
-    private final ConcurrentHashMap<Long, TwheelTimeout> live = new ConcurrentHashMap<>();
-    /* Kernel ids, from 1: 0 is a timeout's "none yet". */
+    /*
+     * Kernel ids. The worker's, from 1 (0 is a timeout's "none yet"), are
+     * dense and reused, indexed by its Flush's tables; nextId counts the
+     * ones it ever took (an AtomicLong only so that a test may read it).
+     * Those of newTimeout's direct path, from DIRECT_BASE, are the callers'
+     * and never reused, mapped in direct.
+     */
     final AtomicLong nextId = new AtomicLong(1);
+    static final long DIRECT_BASE = 1L << 48;
+    private final AtomicLong nextDirectId = new AtomicLong(DIRECT_BASE);
+    private final ConcurrentHashMap<Long, TwheelTimeout> direct = new ConcurrentHashMap<>();
     private final AtomicLong pendingTimeouts = new AtomicLong();
     /* Deadlines are kept as Netty keeps them: ns since the timer was made, saturating. */
     private final long startTime = System.nanoTime();
@@ -392,7 +404,10 @@ public final class TwheelTimer implements Timer {
         }
         /* The worker is gone: what it had not applied is in adds and in its retry list. */
         Set<Timeout> cancelled = new HashSet<>();
-        for (TwheelTimeout t : live.values())
+        for (TwheelTimeout t : flush.byId)
+            if (t != null && t.cancel())
+                cancelled.add(t);
+        for (TwheelTimeout t : direct.values())
             if (t.cancel())
                 cancelled.add(t);
         for (TwheelTimeout t; (t = adds.poll()) != null; )
@@ -456,11 +471,11 @@ public final class TwheelTimer implements Timer {
             return t;
         }
         /* Due within two ticks: a tick's wait for the worker could make it late. */
-        t.kid = nextId.getAndIncrement();
-        live.put(t.kid, t);
+        t.kid = nextDirectId.getAndIncrement();
+        direct.put(t.kid, t);
         long r = wheel.add(t.kid, delayNs);
         if (r < 0) {
-            live.remove(t.kid);
+            direct.remove(t.kid);
             pendingTimeouts.decrementAndGet();
             int errno = (int) -r;
             if (errno == Errno.EBADF)
@@ -515,69 +530,121 @@ public final class TwheelTimer implements Timer {
                         + "new ones, stop() returns the pending ones", e);
                 break;
             }
-            for (int i = 0; i < n; i++) {
-                TwheelTimeout t = live.get(ev.id(i));
-                if (t != null)
-                    t.due();
-            }
+            for (int i = 0; i < n; i++)
+                flush.expired(ev.id(i));
         }
     }
 
     /*
      * The worker's application of the queues, in one batch (or more, 1024
-     * ops each). Cancels first: each frees its timeout's kernel id, if it
-     * had one, which is still live in the kernel unless it expired
-     * meanwhile. Then adds: each takes a freed id, re-armed by REFRESH to
-     * its deadline (ENOENT: that id expired after all, and its expiry may
-     * still be unread, so it is dropped and the timeout ADDed with a new
-     * one), or a new id, ADDed. Ids freed and not taken wait one batch
-     * more (a cancel and its newTimeout may fall on either side of a
-     * batch), then are CANCELled: a cancel reaches the kernel within two
-     * ticks, as HashedWheelTimer drops its cancelled ones at a tick. Kernel
-     * ids are the worker's alone, so live (kernel id to timeout) changes
-     * only here and on expiry, both on this thread, and on the direct path
-     * of newTimeout, whose ids are new. Adds the wheel had no room for
-     * (ENOSPC, ENOMEM) are kept and tried again at each tick: accepted
-     * timeouts are never dropped; newTimeout refuses new ones meanwhile.
-     * Context: workerThread (retry: stop(), once the worker is gone).
+     * ops each), and its map of kernel ids to timeouts.
+     *
+     * Each worker id has a slot: its timeout (byId), the deadline it was
+     * last armed at in the kernel or UNARMED (kdue), and where it is (st):
+     * free (not in the kernel, on the free stack), mapped to a timeout,
+     * freed (its timeout cancelled, the id maybe still armed, waiting to
+     * be taken or cancelled) or a zombie (its CANCEL found it expired: its
+     * expiry, unread, frees it). Cancels are applied first: each frees its
+     * timeout's id. Then re-arms (see below), then adds: each takes a
+     * freed id if there is one, else a free or new one, which it ADDs. A
+     * freed id armed no later than the new deadline, and in the later half
+     * of the new timeout's span, is left as it is (so Netty's refresh,
+     * cancel then newTimeout with the same delay, costs the kernel nothing
+     * but one REFRESH per half delay, however often it comes); otherwise
+     * it is REFRESHed to the deadline. Either way the kernel expires the
+     * id no later than the deadline, and an id that expires before its
+     * timeout's deadline (left as it was, then not refreshed again; or a
+     * delay beyond the wheel's longest timeout) is re-armed, in the next
+     * batch, at the deadline: a task never runs early. Freed ids not taken wait
+     * one batch more (a cancel and its newTimeout may fall on either side
+     * of a batch), then are CANCELled if armed: a cancel reaches the
+     * kernel within two ticks, as HashedWheelTimer drops its cancelled
+     * ones at a tick. Adds the wheel had no room for (ENOSPC, ENOMEM) are
+     * kept and tried again at each tick: accepted timeouts are never
+     * dropped; newTimeout refuses new ones meanwhile.
+     *
+     * Everything here is the worker's: its thread alone reads and writes it
+     * (stop(), once the worker is gone). Direct ids are mapped in direct,
+     * which newTimeout's callers add to.
      */
     final class Flush {
+        private static final long UNARMED = Long.MIN_VALUE;
+        private static final byte S_FREE = 0;
+        private static final byte S_MAPPED = 1;
+        private static final byte S_FREED = 2;
+        private static final byte S_ZOMBIE = 3;
+        private static final byte S_LOST = 4;
+        private static final int OP_NONE = -1;
+
         private final Batch batch = new Batch(FLUSH_BATCH);
         /* The timeout of each op of batch (null for a cancel). */
         private final TwheelTimeout[] of = new TwheelTimeout[FLUSH_BATCH];
         final ArrayDeque<TwheelTimeout> retry = new ArrayDeque<>();
-        /* Kernel ids whose timeouts were cancelled, still to reuse or cancel: this batch's, and the last one's. */
-        private long[] freed = new long[64];
+        /* Timeouts whose id expired before their deadline, to ADD again at it. */
+        private final ArrayDeque<TwheelTimeout> rearm = new ArrayDeque<>();
+        /* Indexed by worker id (see above). */
+        TwheelTimeout[] byId = new TwheelTimeout[1024];
+        private long[] kdue = new long[1024];
+        private byte[] st = new byte[1024];
+        private int[] free = new int[64];
+        private int nfree;
+        /* Freed ids: this batch's, and the last one's. */
+        private int[] freed = new int[64];
         private int nfreed;
-        private long[] older = new long[64];
+        private int[] older = new int[64];
         private int nolder;
-        /* Batches run, for the device tests to wait on. */
+        /* CLOCK_MONOTONIC at the start of this run. */
+        private long nowMono;
+        /* Batches run, and adds that took a freed id as it was armed: for the device tests. */
         volatile long runs;
-        /* Adds whose REFRESH of a freed id found it expired: ADDed with a new id. */
-        private final ArrayDeque<TwheelTimeout> again = new ArrayDeque<>();
+        volatile long lazyTakes;
+        /* Ops sent (ADD, REFRESH, CANCEL), re-arms among the ADDs, expiries read: for the benchmark. */
+        final long[] sent = new long[3];
+        long rearms;
+        long reads;
 
         /* Whether there was anything to apply. */
         boolean run() throws IOException {
-            boolean any = !retry.isEmpty();
+            boolean any = !retry.isEmpty() || !rearm.isEmpty();
             boolean full = false;
+            long lazy = 0;
             TwheelTimeout t;
+            /*
+             * The adds queued by now, taken after the cancels queued by then:
+             * a refresh's cancel is queued before its newTimeout, so each
+             * add taken finds its cancel's id freed, not a new one.
+             */
+            int nadds = adds.size();
+            nowMono = System.nanoTime() + monoOffset;
             while ((t = cancels.poll()) != null) {
                 any = true;
-                if (t.kid != 0 && live.remove(t.kid, t)) {
-                    if (nfreed == freed.length)
-                        freed = Arrays.copyOf(freed, 2 * nfreed);
-                    freed[nfreed++] = t.kid;
+                unmapCancelled(t);
+            }
+            while ((t = rearm.poll()) != null) {
+                if (t.state == TwheelTimeout.ST_INIT && mapped(t)) {
+                    rearms++;
+                    full |= put(t, t.kid, Wheel.OP_ADD, rearmDue(t));
                 }
             }
-            for (int k = retry.size(); k > 0; k--)
-                full |= add(retry.poll());
-            while ((t = adds.poll()) != null) {
-                any = true;
-                full |= add(t);
+            for (int k = retry.size(); k > 0; k--) {
+                int r = add(retry.poll());
+                lazy += r & 1;
+                full |= r > 1;
             }
-            while (nolder > 0)
-                full |= put(null, older[--nolder], Wheel.OP_CANCEL);
-            long[] a = older;
+            for (; nadds > 0 && (t = adds.poll()) != null; nadds--) {
+                any = true;
+                int r = add(t);
+                lazy += r & 1;
+                full |= r > 1;
+            }
+            while (nolder > 0) {
+                int x = older[--nolder];
+                if (kdue[x] == UNARMED)
+                    release(x);
+                else
+                    full |= put(null, x, Wheel.OP_CANCEL, 0);
+            }
+            int[] a = older;
             older = freed;
             nolder = nfreed;
             freed = a;
@@ -585,46 +652,166 @@ public final class TwheelTimer implements Timer {
             /* Carried ids: a batch must come to cancel them. */
             any |= nolder > 0;
             full |= apply();
-            while ((t = again.poll()) != null) {
-                t.kid = nextId.getAndIncrement();
-                live.put(t.kid, t);
-                full |= put(t, t.kid, Wheel.OP_ADD);
-            }
-            full |= apply();
             wheelFull = full;
+            if (lazy > 0)
+                lazyTakes += lazy;
             runs++;
             return any;
         }
 
-        private boolean add(TwheelTimeout t) throws IOException {
+        /*
+         * Mapped ids armed in the kernel before their timeout's deadline
+         * (by more than a tick), each owing an expiry and a re-arm: for the
+         * benchmark, read once the worker is idle.
+         */
+        int owed() {
+            int n = 0;
+            for (int x = 1; x < byId.length; x++) {
+                TwheelTimeout t = byId[x];
+                if (t != null && kdue[x] != UNARMED && kdue[x] + tickNs < t.due)
+                    n++;
+            }
+            return n;
+        }
+
+        /* The wheel expired id: expire its timeout, or re-arm it if its deadline is still ahead. */
+        void expired(long id) {
+            TwheelTimeout t;
+            reads++;
+            if (id >= DIRECT_BASE) {
+                t = direct.get(id);
+            } else if (id > 0 && id < byId.length) {
+                int x = (int) id;
+                kdue[x] = UNARMED;
+                t = byId[x];
+                if (t == null && st[x] == S_ZOMBIE)
+                    release(x);
+            } else {
+                return; /* WAKE_ID */
+            }
+            if (t == null)
+                return;
+            if (t.state == TwheelTimeout.ST_INIT && t.left() > 0) {
+                rearm.add(t);
+                return;
+            }
+            unmap(t);
+            t.expire();
+        }
+
+        /* The deadline to arm t at again: its own, or as far as the wheel reaches. */
+        private long rearmDue(TwheelTimeout t) {
+            long now = System.nanoTime();
+            long left = t.deadline - (now - startTime);
+            return now + monoOffset + Math.max(0, Math.min(left, maxTimeoutNs - tickNs));
+        }
+
+        private boolean mapped(TwheelTimeout t) {
+            long kid = t.kid;
+            if (kid >= DIRECT_BASE)
+                return direct.get(kid) == t;
+            return kid > 0 && byId[(int) kid] == t;
+        }
+
+        /* t's id is no longer in the kernel: free it. */
+        private void unmap(TwheelTimeout t) {
+            long kid = t.kid;
+            if (kid >= DIRECT_BASE) {
+                direct.remove(kid, t);
+            } else if (kid > 0 && byId[(int) kid] == t) {
+                byId[(int) kid] = null;
+                release((int) kid);
+            }
+        }
+
+        /* t was cancelled: its id, maybe still armed, is freed (a direct one is cancelled). */
+        private void unmapCancelled(TwheelTimeout t) throws IOException {
+            long kid = t.kid;
+            if (kid >= DIRECT_BASE) {
+                if (direct.remove(kid, t))
+                    put(null, kid, Wheel.OP_CANCEL, 0);
+            } else if (kid > 0 && byId[(int) kid] == t) {
+                int x = (int) kid;
+                byId[x] = null;
+                st[x] = S_FREED;
+                if (nfreed == freed.length)
+                    freed = Arrays.copyOf(freed, 2 * nfreed);
+                freed[nfreed++] = x;
+            }
+        }
+
+        /* Worker id x is not in the kernel and has no timeout: it may be taken again. */
+        private void release(int x) {
+            st[x] = S_FREE;
+            kdue[x] = UNARMED;
+            if (nfree == free.length)
+                free = Arrays.copyOf(free, 2 * nfree);
+            free[nfree++] = x;
+        }
+
+        /* A worker id that is not in the kernel. */
+        private int takeUnarmed() {
+            if (nfree > 0)
+                return free[--nfree];
+            long id = nextId.getAndIncrement();
+            if (id >= Integer.MAX_VALUE - 8)
+                throw new IllegalStateException("TwheelTimer: out of kernel ids");
+            int x = (int) id;
+            if (x >= byId.length) {
+                int len = (int) Math.min(Integer.MAX_VALUE - 8L, 2L * byId.length);
+                byId = Arrays.copyOf(byId, len);
+                kdue = Arrays.copyOf(kdue, len);
+                st = Arrays.copyOf(st, len);
+            }
+            kdue[x] = UNARMED;
+            return x;
+        }
+
+        /* Maps t to a worker id and queues what the kernel must do: bit 0 a lazy take, 2 a full wheel. */
+        private int add(TwheelTimeout t) throws IOException {
             /* Cancelled before it got here: it never reaches the kernel. */
             if (t.state != TwheelTimeout.ST_INIT)
-                return false;
+                return 0;
+            int x;
+            if (nolder > 0)
+                x = older[--nolder];
+            else if (nfreed > 0)
+                x = freed[--nfreed];
+            else
+                x = takeUnarmed();
+            long d = Math.max(0, t.due);
+            long k = kdue[x];
             int code;
-            if (nolder > 0) {
-                t.kid = older[--nolder];
-                code = Wheel.OP_REFRESH;
-            } else if (nfreed > 0) {
-                t.kid = freed[--nfreed];
-                code = Wheel.OP_REFRESH;
-            } else {
-                t.kid = nextId.getAndIncrement();
+            if (k == UNARMED)
                 code = Wheel.OP_ADD;
-            }
-            /* Before the op: an expiry read after it finds t. A cancel from now on frees t.kid. */
-            live.put(t.kid, t);
-            return put(t, t.kid, code);
+            else if (k <= d && k - nowMono > (d - nowMono) / 2)
+                code = OP_NONE;
+            else
+                code = Wheel.OP_REFRESH;
+            /* Before the op: an expiry read after it finds t. A cancel from now on frees x. */
+            byId[x] = t;
+            st[x] = S_MAPPED;
+            t.kid = x;
+            if (code == OP_NONE)
+                return 1;
+            return put(t, x, code, d) ? 2 : 0;
         }
 
         /* Queues one op on kernel id kid (of t; null for a cancel); applies a full batch. */
-        private boolean put(TwheelTimeout t, long kid, int code) throws IOException {
+        private boolean put(TwheelTimeout t, long kid, int code, long due) throws IOException {
             of[batch.size()] = t;
-            if (code == Wheel.OP_ADD)
-                batch.addAt(kid, Math.max(0, t.due));
-            else if (code == Wheel.OP_REFRESH)
-                batch.refreshAt(kid, Math.max(0, t.due));
-            else
+            if (code == Wheel.OP_ADD) {
+                batch.addAt(kid, due);
+                sent[0]++;
+            } else if (code == Wheel.OP_REFRESH) {
+                batch.refreshAt(kid, due);
+                sent[1]++;
+            } else {
                 batch.cancel(kid);
+                sent[2]++;
+            }
+            if (kid < DIRECT_BASE && t != null)
+                kdue[(int) kid] = due;
             return batch.size() == FLUSH_BATCH && apply();
         }
 
@@ -639,22 +826,38 @@ public final class TwheelTimer implements Timer {
                 TwheelTimeout t = of[i];
                 of[i] = null;
                 int err = batch.errno(i);
-                if (t == null || err == 0)
-                    continue; /* a cancel's ENOENT: it expired first, and the read will find it gone */
-                /* Failed: the id is not t's in the kernel. */
-                live.remove(t.kid, t);
-                if (err == Errno.ENOENT && batch.code(i) == Wheel.OP_REFRESH) {
-                    again.add(t);
-                } else if (err == Errno.ENOSPC || err == Errno.ENOMEM) {
+                long kid = batch.id(i);
+                boolean mine = kid < DIRECT_BASE;
+                if (t == null) {
+                    /* A cancel's ENOENT: it expired first, and its expiry, still to be read, frees it. */
+                    if (mine && err == 0)
+                        release((int) kid);
+                    else if (mine)
+                        st[(int) kid] = S_ZOMBIE;
+                    continue;
+                }
+                if (err == 0)
+                    continue;
+                /* Expired before the refresh: its expiry, still to be read, re-arms t. */
+                if (err == Errno.ENOENT && batch.code(i) == Wheel.OP_REFRESH)
+                    continue;
+                /* An ADD failed: the id is not t's in the kernel. */
+                if (!mine) {
+                    direct.remove(kid, t);
+                } else if (byId[(int) kid] == t) {
+                    byId[(int) kid] = null;
+                    if (err == Errno.ENOSPC || err == Errno.ENOMEM)
+                        release((int) kid);
+                    else
+                        st[(int) kid] = S_LOST; /* in an unknown state: never taken again */
+                }
+                t.kid = 0;
+                retry.add(t);
+                if (err == Errno.ENOSPC || err == Errno.ENOMEM)
                     full = true;
-                    t.kid = 0;
-                    retry.add(t);
-                } else {
-                    t.kid = 0;
+                else
                     logger.error("TwheelTimer: the wheel refused a timeout ({}): it stays pending until stop(): {}",
                             Errno.describe(err), t);
-                    retry.add(t);
-                }
             }
             batch.clear();
             return full;
@@ -794,21 +997,13 @@ public final class TwheelTimer implements Timer {
             return true;
         }
 
-        /* The wheel expired the id. Context: the timer's thread. */
-        void due() {
-            long left = deadline - (System.nanoTime() - timer.startTime);
-            if (left > 0 && state == ST_INIT) {
-                /* A delay longer than the wheel's longest timeout: arm the rest (a cancel frees the id). */
-                if (timer.wheel.add(kid, Math.min(left, timer.maxTimeoutNs)) < 0) {
-                    /* No room: the next batches try again, from the deadline reached so far. */
-                    timer.live.remove(kid, this);
-                    kid = 0;
-                    timer.flush.retry.add(this);
-                }
-                return;
-            }
-            /* Expired in the kernel: its id is no longer live there, for this or a queued cancel to free. */
-            timer.live.remove(kid, this);
+        /* How long until its deadline, by System.nanoTime(). */
+        long left() {
+            return deadline - (System.nanoTime() - timer.startTime);
+        }
+
+        /* Due, and unmapped from its kernel id: runs unless cancelled meanwhile. Context: the timer's thread. */
+        void expire() {
             if (!STATE.compareAndSet(this, ST_INIT, ST_EXPIRED))
                 return;
             timer.pendingTimeouts.decrementAndGet();

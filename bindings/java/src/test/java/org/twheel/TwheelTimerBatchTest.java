@@ -3,8 +3,10 @@
  * How TwheelTimer's worker applies the queued ops, seen in the kernel's
  * wheel (its fdinfo and DUMP): a refresh (cancel, then newTimeout) takes
  * over the cancelled timeout's kernel entry, so that n refreshes leave
- * the n entries there were and no more; a timeout cancelled before the
- * worker's batch never reaches the kernel; and the refreshed timeouts
+ * the n entries there were and no more, each left at its deadline when
+ * the new one is later and re-armed when that passes; a timeout
+ * cancelled before the worker's batch never reaches the kernel; and the
+ * refreshed timeouts
  * still run, once, never before their delay. Skipped without /dev/twheel.
  */
 package org.twheel;
@@ -14,7 +16,9 @@ import io.netty.util.TimerTask;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +28,7 @@ import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class TwheelTimerBatchTest {
     static final int N = 1000;
@@ -98,6 +103,90 @@ class TwheelTimerBatchTest {
         } finally {
             timer.stop();
         }
+    }
+
+    /* The kernel's deadline of each id of the timer's wheel, less the worker's wake id. */
+    static Map<Long, Long> kernelDeadlines(TwheelTimer timer) throws IOException {
+        Map<Long, Long> d = new HashMap<>();
+        for (DumpEntry e : ((TwheelTimer.WheelOps) timer.wheel).w.dump())
+            if (e.id() != TwheelTimer.WAKE_ID)
+                d.put(e.id(), e.deadlineNs());
+        return d;
+    }
+
+    /*
+     * N timeouts of firstMs, each then refreshed (cancel, newTimeout) to
+     * laterMs: how many kernel entries kept their deadline, and whether
+     * the adds and refreshes all came within 1 s (the clock's word); and
+     * checks that each refreshed timeout ran once, never before laterMs.
+     */
+    static int[] keptAfterRefresh(long firstMs, long laterMs) throws Exception {
+        TwheelTimer timer = new TwheelTimer(50, MILLISECONDS);
+        try {
+            Wheel w = ((TwheelTimer.WheelOps) timer.wheel).w;
+            long laterNs = MILLISECONDS.toNanos(laterMs);
+            AtomicInteger early = new AtomicInteger();
+            AtomicInteger runs = new AtomicInteger();
+            CountDownLatch all = new CountDownLatch(N);
+            long[] start = new long[1];
+            TimerTask task = x -> {
+                if (System.nanoTime() - start[0] < laterNs)
+                    early.incrementAndGet();
+                runs.incrementAndGet();
+                all.countDown();
+            };
+            long added = w.now();
+            Timeout[] t = new Timeout[N];
+            for (int i = 0; i < N; i++)
+                t[i] = timer.newTimeout(x -> { throw new AssertionError("a cancelled timeout ran"); }, firstMs,
+                        MILLISECONDS);
+            settled(timer);
+            Map<Long, Long> before = kernelDeadlines(timer);
+            assertEquals(N, before.size(), "kernel entries after " + N + " newTimeouts");
+
+            start[0] = System.nanoTime();
+            for (int i = 0; i < N; i++) {
+                assertTrue(t[i].cancel());
+                t[i] = timer.newTimeout(task, laterNs, TimeUnit.NANOSECONDS);
+            }
+            settled(timer);
+            Map<Long, Long> after = kernelDeadlines(timer);
+            boolean fast = w.now() - added < MILLISECONDS.toNanos(1000);
+            int kept = 0;
+            for (Map.Entry<Long, Long> e : after.entrySet())
+                if (e.getValue().equals(before.get(e.getKey())))
+                    kept++;
+            assertEquals(N, after.size(), "kernel entries after " + N + " refreshes");
+            assertTrue(all.await(TimerContract.WAIT_S, SECONDS), runs.get() + " of " + N + " refreshed timeouts ran");
+            Thread.sleep(100);
+            assertEquals(N, runs.get(), "runs");
+            assertEquals(0, early.get(), "runs before the delay");
+            assertEquals(0, timer.pendingTimeouts());
+            return new int[] { kept, fast ? 1 : 0 };
+        } finally {
+            timer.stop();
+        }
+    }
+
+    @Test
+    void aRefreshToADeadlineJustLaterKeepsTheKernelEntryAndRunsAtTheNewOne() throws Exception {
+        Device.assumePresent();
+        /*
+         * 6 s, in the later half of 7 s when refreshed within 1 s of the
+         * adds: left as it is, and re-armed at 7 s when it expires.
+         */
+        int[] r = keptAfterRefresh(6000, 7000);
+        assumeTrue(r[1] == 1, "the VM took over 1 s to add and refresh " + N + " timeouts");
+        /* Slack, as above, for a VM pause of two ticks between a cancel and its newTimeout. */
+        assertTrue(r[0] >= N - 10, r[0] + " of " + N + " refreshed timeouts left their kernel entry as it was");
+    }
+
+    @Test
+    void aRefreshToADeadlineFarLaterMovesTheKernelEntry() throws Exception {
+        Device.assumePresent();
+        /* 2 s is in the first half of 10 s from whenever the refresh comes: REFRESHed to 10 s. */
+        int[] r = keptAfterRefresh(2000, 10000);
+        assertEquals(0, r[0], r[0] + " of " + N + " refreshed timeouts left their kernel entry as it was");
     }
 
     @Test
