@@ -318,12 +318,17 @@ public final class Wheel implements Closeable {
         int n = batch.size();
         int done = 0;
         batch.applied = 0;
-        while (done < n) {
-            int r = nBatch(h, batch.buf, done, n - done);
-            if (r < 0)
-                throw Errno.fail(r, "batch (applied " + done + " of " + n + ")", false);
-            done += r;
-            batch.applied = done;
+        batch.store();
+        try {
+            while (done < n) {
+                int r = nBatch(h, batch.buf, done, n - done);
+                if (r < 0)
+                    throw Errno.fail(r, "batch (applied " + done + " of " + n + ")", false);
+                done += r;
+                batch.applied = done;
+            }
+        } finally {
+            batch.load(done);
         }
         return done;
     }
