@@ -24,12 +24,19 @@ impls=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.impls=//p' | tr '
 # twheel.bench.n=N,M: only those numbers of ids (-icount runs take 10^5).
 sizes=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^twheel\.bench\.n=//p' | tr ',' ' ')
 [ -n "$sizes" ] || sizes="100000 1000000"
+# twheel.bench.paced=RATE,SECONDS and twheel.bench.timeout_ms=MS: the
+# timers' steady state at RATE refreshes a second (BindingBench.runPaced).
+props=
+for p in paced timeout_ms; do
+	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^twheel\.bench\.$p=//p")
+	[ -z "$v" ] || props="$props -Dbench.$p=$v"
+done
 rc=0
 idle=-Dbench.idle=true
 # One JVM per way and n: none inherits another's garbage or compiled code.
 for n in $sizes; do
 	for impl in $impls; do
-		in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto $idle \
+		in-debian java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms2g -Xmx2g -Xshare:auto $idle $props \
 			-Dbench.impls="$impl" -cp "$dir/lib/*" org.twheel.bench.BindingBench "$n" || rc=1
 		idle=
 	done

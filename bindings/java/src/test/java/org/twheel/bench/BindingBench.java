@@ -12,7 +12,8 @@
  *                       store; the module's later look at each id counted
  *                       (the ids are due at one deadline 20 s + 50 us an id
  *                       ahead, so that the looks begin after the stream)
- *   twheel-timer        TwheelTimer: timeout.cancel() + newTimeout()
+ *   twheel-timer        TwheelTimer: timeout.cancel() + newTimeout(); the
+ *                       re-arms it defers are counted (TimerWithRearms)
  *   hashedwheeltimer    Netty's HashedWheelTimer, default tick: the same
  *   kafka-systemtimer   Kafka's SystemTimer (its hierarchical wheel, with
  *                       the SystemTimerReaper thread that advances it):
@@ -46,7 +47,9 @@
  * all), bench.idle (first print those threads' idle noise), bench.stream
  * (refreshes per way, default 200000), bench.budget
  * (seconds per way before the stream is cut short, default 10:
- * DelayQueue's remove is O(n)). vm-bench.sh runs each way and n in a JVM
+ * DelayQueue's remove is O(n)), bench.timeout_ms (every timeout,
+ * default 300000), bench.paced=RATE,SECONDS (instead of the stream,
+ * the timers' steady state at RATE refreshes a second: runPaced). vm-bench.sh runs each way and n in a JVM
  * of its own, so that no way inherits another's garbage or compiled code.
  */
 package org.twheel.bench;
@@ -57,6 +60,7 @@ import io.netty.util.TimerTask;
 import org.apache.kafka.server.util.timer.SystemTimer;
 import org.apache.kafka.server.util.timer.SystemTimerReaper;
 import org.twheel.Batch;
+import org.twheel.TimerProbe;
 import org.twheel.TouchTable;
 import org.twheel.TwheelTimer;
 import org.twheel.Wheel;
@@ -80,7 +84,7 @@ import java.util.concurrent.TimeUnit;
 
 public final class BindingBench {
     /* Long enough that nothing expires while a slow VM adds and refreshes 10^6 ids. */
-    static final long TIMEOUT_MS = 300_000;
+    static final long TIMEOUT_MS = Long.getLong("bench.timeout_ms", 300_000);
     static final Duration TIMEOUT = Duration.ofMillis(TIMEOUT_MS);
     static final Duration TICK = Duration.ofMillis(1);
     static final int CHUNK = 256;
@@ -109,6 +113,11 @@ public final class BindingBench {
 
         /** Kernel threads' time to charge after the stream, for work the stream deferred; 0 by default. */
         long deferredModuleNs() throws Exception {
+            return 0;
+        }
+
+        /** CPU time, of any thread, after the stream, for work the stream deferred; 0 by default. */
+        long laterNs(long[] stream, int done) throws Exception {
             return 0;
         }
 
@@ -233,7 +242,7 @@ public final class BindingBench {
         }
     }
 
-    static final class NettyTimer extends Way {
+    static class NettyTimer extends Way {
         final io.netty.util.Timer timer;
         final String name;
 
@@ -249,7 +258,7 @@ public final class BindingBench {
         }
 
         @Override
-        void addAll(int n) {
+        void addAll(int n) throws Exception {
             for (int i = 0; i < n; i++)
                 held[i] = timer.newTimeout(NETTY_TASK, TIMEOUT_MS, TimeUnit.MILLISECONDS);
         }
@@ -267,6 +276,116 @@ public final class BindingBench {
         void close() {
             timer.stop();
         }
+    }
+
+    /*
+     * TwheelTimer leaves a refreshed timeout's kernel entry where it was
+     * when that is no later than the new deadline and in the later half of
+     * its span, and re-arms it when it expires: the stream's refreshes
+     * defer that work. So the ids are first due 60 s and 100 us an id
+     * ahead; after the stream each expires once, and the work of that span
+     * (the timer's thread and
+     * the module's) is charged in the share of the ids the warm-up and the
+     * stream refreshed, which it re-armed (the others expired); and the
+     * re-arms still owed after that span (ids the stream left armed just
+     * before their new deadline) at the span's cost per expiry.
+     */
+    static final class TimerWithRearms extends NettyTimer {
+        static final String THREAD = "twheel-timer-bench";
+        final long firstMs;
+        final int n;
+        long addedNs;
+
+        TimerWithRearms(Object[] held, int n) {
+            super(held, new TwheelTimer(r -> new Thread(r, THREAD)), "twheel-timer");
+            this.n = n;
+            /* Later than twheel-touch's: the timer's thread applies the adds, and ten full GCs follow. */
+            firstMs = 60_000 + n / 10;
+        }
+
+        @Override
+        void addAll(int n) throws Exception {
+            for (int i = 0; i < n; i++)
+                held[i] = timer.newTimeout(NETTY_TASK, firstMs, TimeUnit.MILLISECONDS);
+            addedNs = System.nanoTime();
+            while (wheelInfo().getOrDefault("live", 0L) < n)
+                Thread.sleep(10);
+        }
+
+        /* The CPU time of the timer's thread and of the kernel threads. */
+        static long spentNs(ThreadMXBean mx, long worker) throws IOException {
+            return mx.getThreadCpuTime(worker) + kthreadsNs();
+        }
+
+        @Override
+        long laterNs(long[] stream, int done) throws Exception {
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            long worker = -1;
+            for (Thread t : Thread.getAllStackTraces().keySet())
+                if (t.getName().equals(THREAD))
+                    worker = t.getId();
+            Map<String, Long> info = wheelInfo();
+            System.out.println("# binding-bench: impl=twheel-timer n=" + n + " stream done: " + info);
+            /* Left armed at an earlier deadline than their own by the stream: each re-armed when that passes. */
+            Thread.sleep(300);
+            int owed = TimerProbe.owedRearms((TwheelTimer) timer);
+            long firstDue = addedNs + TimeUnit.MILLISECONDS.toNanos(firstMs);
+            if (System.nanoTime() > firstDue - TimeUnit.SECONDS.toNanos(2))
+                System.out.println("# binding-bench: impl=twheel-timer n=" + n + ": the stream outlasted the first deadlines");
+            long e0 = info.get("expired_total");
+            long w0 = spentNs(mx, worker), s0 = System.nanoTime();
+            /* Past every first deadline (a tick's worth and a second more), and every expiry read and re-armed. */
+            while (System.nanoTime() < firstDue + TimeUnit.SECONDS.toNanos(1) || wheelInfo().get("events_waiting") > 0)
+                Thread.sleep(50);
+            Thread.sleep(300);
+            long span = System.nanoTime() - s0;
+            long w1 = spentNs(mx, worker);
+            /* The idle rate of the same threads, now that nothing is due for minutes: taken out of the span. */
+            long t0 = System.nanoTime();
+            Thread.sleep(2000);
+            double idlePerNs = (double) (spentNs(mx, worker) - w1) / (System.nanoTime() - t0);
+            long spent = Math.max(0, w1 - w0 - (long) (idlePerNs * span));
+            long e = wheelInfo().get("expired_total") - e0;
+            java.util.BitSet refreshed = new java.util.BitSet(n);
+            /* The warm-up refreshed stream[0, stream.length / 4), the stream [0, done). */
+            for (int i = 0; i < Math.max(done, stream.length / 4); i++)
+                refreshed.set((int) stream[i]);
+            long ids = refreshed.cardinality();
+            int owedAfter = TimerProbe.owedRearms((TwheelTimer) timer);
+            double perExpiry = (double) spent / Math.max(1, e);
+            System.out.printf("# binding-bench: impl=twheel-timer n=%d expired=%d refreshed_ids=%d owed_rearms=%d"
+                    + " owed_after=%d later_ns=%d idle_ns=%.0f ns_per_expiry=%.0f after: %s%n", n, e, ids, owed,
+                    owedAfter, spent, idlePerNs * span, perExpiry, wheelInfo());
+            /*
+             * Charged: the window's work in the share of its expiries that
+             * were re-arms (the ids the stream refreshed; the others
+             * expired), and the re-arms still owed after it (deadlines
+             * beyond the window), each at the window's cost per expiry.
+             */
+            return (e == 0 ? 0 : spent * Math.min(ids, e) / e) + (long) (owedAfter * perExpiry);
+        }
+    }
+
+    /* live, events_waiting and expired_total of the process's one wheel, from its fdinfo. */
+    static Map<String, Long> wheelInfo() throws IOException {
+        Map<String, Long> m = new java.util.TreeMap<>();
+        try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of("/proc/self/fdinfo"))) {
+            for (Path p : d) {
+                try {
+                    List<String> lines = Files.readAllLines(p);
+                    if (lines.stream().noneMatch(l -> l.startsWith("tick_ns:")))
+                        continue;
+                    for (String line : lines) {
+                        String[] kv = line.split(":\\s*", 2);
+                        if (List.of("live", "events_waiting", "expired_total").contains(kv[0]))
+                            m.put(kv[0], Long.parseLong(kv[1].trim()));
+                    }
+                } catch (IOException | NumberFormatException gone) {
+                    continue;
+                }
+            }
+        }
+        return m;
     }
 
     static final class KafkaTask extends org.apache.kafka.server.util.timer.TimerTask {
@@ -535,6 +654,7 @@ public final class BindingBench {
             long deferred = way.deferredModuleNs();
             if (deferred > 0)
                 kw = deferred;
+            cpu += way.laterNs(stream, done);
             System.out.printf("binding-bench: lang=java impl=%s n=%d cpu_ns_per_refresh=%.0f bytes_per_id=%.0f%n", impl,
                     n, (double) (cpu + kw) / done, (double) bytes / n);
             System.out.printf("# binding-bench: impl=%s n=%d refreshes=%d process_ns=%.0f module_ns=%.0f wall_ns=%.0f%n",
@@ -543,6 +663,119 @@ public final class BindingBench {
         } finally {
             way.close();
         }
+    }
+
+    /*
+     * bench.paced=RATE,SECONDS: the n ids refreshed at random at RATE
+     * refreshes a second for SECONDS, in chunks of CHUNK paced by sleeps,
+     * with the timeout of bench.timeout_ms: a steady state, in which ids
+     * left alone for a timeout expire and the ways do the work they defer
+     * (TwheelTimer's re-arms, the wheels' ticks). Measured from one
+     * timeout after the start (all ids are added at once, so the first
+     * period is not a steady one) to the end; one line per way and n:
+     *   binding-bench: lang=java impl=I n=N rate=R cpu_ns_per_refresh=C behind=0|1
+     * behind=1: the loop could not keep the rate (over 1 s behind).
+     */
+    static void runPaced(String impl, Maker maker, int n, long rate, long seconds) throws Exception {
+        if (!only.isEmpty() && !List.of(only.split(",")).contains(impl))
+            return;
+        Object[] held = new Object[n];
+        Way way = maker.make(held, n);
+        try {
+            way.addAll(n);
+            Random rnd = new Random(88172645463325252L);
+            long[] ids = new long[CHUNK];
+            long periodNs = CHUNK * 1_000_000_000L / rate;
+            long start = System.nanoTime();
+            long measureFrom = start + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+            long end = start + TimeUnit.SECONDS.toNanos(seconds);
+            long next = start, cpu0 = -1, kw0 = 0, wall0 = 0, done = 0, lag = 0, caller0 = 0;
+            Map<String, long[]> tasks0 = Map.of();
+            for (long now = start; now < end; now = System.nanoTime()) {
+                if (cpu0 < 0 && now >= measureFrom) {
+                    tasks0 = taskTimes();
+                    caller0 = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+                    cpu0 = processCpuNs();
+                    kw0 = kthreadsNs();
+                    wall0 = now;
+                    done = 0;
+                }
+                for (int k = 0; k < CHUNK; k++)
+                    ids[k] = rnd.nextInt(n);
+                way.refresh(ids, 0, CHUNK);
+                done += CHUNK;
+                next += periodNs;
+                long sleep = next - System.nanoTime();
+                if (sleep > 0)
+                    Thread.sleep(sleep / 1_000_000, (int) (sleep % 1_000_000));
+                else
+                    lag = Math.max(lag, -sleep);
+            }
+            long cpu = processCpuNs() - cpu0;
+            long kw = kthreadsNs() - kw0;
+            long wall = System.nanoTime() - wall0;
+            System.out.println("# binding-bench: impl=" + impl + " n=" + n + " user/sys ns per refresh by thread:"
+                    + taskSplit(tasks0, taskTimes(), done));
+            long caller = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - caller0;
+            if (way instanceof NettyTimer && ((NettyTimer) way).timer instanceof TwheelTimer)
+                System.out.println("# binding-bench: impl=" + impl + " n=" + n + " whole run: "
+                        + TimerProbe.counts((TwheelTimer) ((NettyTimer) way).timer));
+            System.out.printf("# binding-bench: impl=%s n=%d caller_ns=%.0f others_ns=%.0f%n", impl, n,
+                    (double) caller / done, (double) (cpu - caller) / done);
+            System.out.printf("binding-bench: lang=java impl=%s n=%d rate=%d cpu_ns_per_refresh=%.0f behind=%d%n", impl,
+                    n, rate, (double) (cpu + kw) / done, lag > 1_000_000_000L ? 1 : 0);
+            System.out.printf("# binding-bench: impl=%s n=%d rate=%d timeout_ms=%d refreshes=%d process_ns=%.0f"
+                    + " module_ns=%.0f wall_s=%.1f lag_max_ms=%d%n", impl, n, rate, TIMEOUT_MS, done,
+                    (double) cpu / done, (double) kw / done, wall / 1e9, lag / 1_000_000);
+            System.out.flush();
+        } finally {
+            way.close();
+        }
+    }
+
+    /*
+     * utime and stime (clock ticks) of the process's threads from
+     * /proc/self/task, summed by name (digits as N): where a way's CPU
+     * goes, the JVM's and the kernel's side of each thread.
+     */
+    static Map<String, long[]> taskTimes() throws IOException {
+        Map<String, long[]> m = new java.util.TreeMap<>();
+        try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path p : d) {
+                try {
+                    String name = Files.readString(p.resolve("comm")).trim().replaceAll("[0-9]+", "N");
+                    String st = Files.readString(p.resolve("stat"));
+                    String[] f = st.substring(st.lastIndexOf(')') + 2).split(" ");
+                    long[] v = m.computeIfAbsent(name, k -> new long[4]);
+                    v[0] += Long.parseLong(f[11]);
+                    v[1] += Long.parseLong(f[12]);
+                    for (String line : Files.readAllLines(p.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:"))
+                            v[2] += Long.parseLong(line.substring(24).trim());
+                        else if (line.startsWith("nonvoluntary_ctxt_switches:"))
+                            v[3] += Long.parseLong(line.substring(27).trim());
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    continue;
+                }
+            }
+        }
+        return m;
+    }
+
+    /* Per thread name, user and system ns per refresh, and context switches (voluntary+not) in all, between two taskTimes(). */
+    static String taskSplit(Map<String, long[]> a, Map<String, long[]> b, long done) {
+        long nsPerTick = 1_000_000_000L / 100; /* USER_HZ */
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, long[]> e : b.entrySet()) {
+            long[] x = a.getOrDefault(e.getKey(), new long[4]);
+            long[] y = e.getValue();
+            long u = (y[0] - x[0]) * nsPerTick, k = (y[1] - x[1]) * nsPerTick;
+            if (u + k > 0 || y[2] + y[3] > x[2] + x[3])
+                sb.append(String.format(" %s=%.0f/%.0f,cs=%d+%d", e.getKey().replace(' ', '_'), (double) u / done,
+                        (double) k / done, y[2] - x[2], y[3] - x[3]));
+        }
+        return sb.toString();
     }
 
     public static void main(String[] args) throws Exception {
@@ -557,6 +790,20 @@ public final class BindingBench {
                     kthreadsNs() - idle, System.getProperty("java.vm.name"), System.getProperty("java.version"),
                     Runtime.getRuntime().availableProcessors());
         }
+        String paced = System.getProperty("bench.paced");
+        if (paced != null) {
+            String[] rs = paced.split(",");
+            only = System.getProperty("bench.impls", "");
+            for (int n : sizes) {
+                long rate = Long.parseLong(rs[0]), seconds = Long.parseLong(rs[1]);
+                runPaced("twheel-timer", (h, k) -> new NettyTimer(h, new TwheelTimer(), "twheel-timer"), n, rate,
+                        seconds);
+                runPaced("hashedwheeltimer", (h, k) -> new NettyTimer(h, new HashedWheelTimer(), "hashedwheeltimer"),
+                        n, rate, seconds);
+                runPaced("kafka-systemtimer", (h, k) -> new Kafka(h), n, rate, seconds);
+            }
+            return;
+        }
         for (int n : sizes) {
             Random rnd = new Random(88172645463325252L);
             long[] stream = new long[streamLen];
@@ -566,8 +813,7 @@ public final class BindingBench {
             run("twheel", (h, k) -> new WheelOps(h, false), n, stream, streamLen, budgetNs);
             run("twheel-refresh-ids", (h, k) -> new WheelOps(h, true), n, stream, streamLen, budgetNs);
             run("twheel-touch", Touch::new, n, stream, streamLen, budgetNs);
-            run("twheel-timer", (h, k) -> new NettyTimer(h, new TwheelTimer(), "twheel-timer"), n, stream, streamLen,
-                    budgetNs);
+            run("twheel-timer", TimerWithRearms::new, n, stream, streamLen, budgetNs);
             run("hashedwheeltimer", (h, k) -> new NettyTimer(h, new HashedWheelTimer(), "hashedwheeltimer"), n, stream,
                     streamLen, budgetNs);
             run("kafka-systemtimer", (h, k) -> new Kafka(h), n, stream, streamLen, budgetNs);
