@@ -33,27 +33,69 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class TwheelTimerBatchTest {
     static final int N = 1000;
 
-    /* The kernel ids of the timer's wheel, less the worker's wake id. */
-    static Set<Long> kernelIds(TwheelTimer timer) throws IOException {
-        Set<Long> ids = new HashSet<>();
+    /* The kernel's deadline of each id of the timer's wheel, less the worker's wake id. */
+    static Map<Long, Long> kernelDeadlines(TwheelTimer timer) throws IOException {
+        Map<Long, Long> d = new HashMap<>();
         for (DumpEntry e : ((TwheelTimer.WheelOps) timer.wheel).w.dump())
             if (e.id() != TwheelTimer.WAKE_ID)
-                ids.add(e.id());
-        return ids;
+                d.put(e.id(), e.deadlineNs());
+        return d;
     }
 
     /*
-     * The kernel ids once the worker has applied all that was queued: three
-     * batches after now, the ids a batch freed and left having waited
-     * their one batch more and been cancelled.
+     * Until the worker has applied all that was queued: three batches after
+     * now, the ids a batch freed and left having waited their one batch
+     * more and been cancelled.
      */
-    static Set<Long> settled(TwheelTimer timer) throws Exception {
+    static void settle(TwheelTimer timer) throws Exception {
         long end = System.nanoTime() + SECONDS.toNanos(TimerContract.WAIT_S);
         long want = timer.flush.runs + 3;
         while (timer.flush.runs < want && System.nanoTime() < end)
             Thread.sleep(5);
         assertTrue(timer.flush.runs >= want, "the worker ran no batch in " + TimerContract.WAIT_S + " s");
-        return kernelIds(timer);
+    }
+
+    /* The kernel ids once the worker has applied all that was queued. */
+    static Set<Long> settled(TwheelTimer timer) throws Exception {
+        settle(timer);
+        return new HashSet<>(kernelDeadlines(timer).keySet());
+    }
+
+    /*
+     * One task for N refreshed timeouts, made before their loop (no
+     * lambda's first call slows it): it counts runs, and runs before
+     * delayNs from start().
+     */
+    static final class Refreshed {
+        final AtomicInteger early = new AtomicInteger();
+        final AtomicInteger runs = new AtomicInteger();
+        final CountDownLatch all = new CountDownLatch(N);
+        final long delayNs;
+        volatile long start;
+        final TimerTask task;
+
+        Refreshed(long delayNs) {
+            this.delayNs = delayNs;
+            task = x -> {
+                if (System.nanoTime() - start < delayNs)
+                    early.incrementAndGet();
+                runs.incrementAndGet();
+                all.countDown();
+            };
+        }
+
+        void start() {
+            start = System.nanoTime();
+        }
+
+        /* Each of the N ran once, none before its delay, and none is pending. */
+        void assertRanOnceNotEarly(TwheelTimer timer) throws InterruptedException {
+            assertTrue(all.await(TimerContract.WAIT_S, SECONDS), runs.get() + " of " + N + " refreshed timeouts ran");
+            Thread.sleep(100);
+            assertEquals(N, runs.get(), "runs");
+            assertEquals(0, early.get(), "runs before the delay");
+            assertEquals(0, timer.pendingTimeouts());
+        }
     }
 
     @Test
@@ -61,28 +103,18 @@ class TwheelTimerBatchTest {
         Device.assumePresent();
         TwheelTimer timer = new TwheelTimer(50, MILLISECONDS);
         try {
-            AtomicInteger early = new AtomicInteger();
-            AtomicInteger runs = new AtomicInteger();
-            CountDownLatch all = new CountDownLatch(N);
             long delayNs = MILLISECONDS.toNanos(1500);
-            long[] start = new long[1];
-            /* One task for all, made before the loop: no lambda's first call slows it. */
-            TimerTask task = x -> {
-                if (System.nanoTime() - start[0] < delayNs)
-                    early.incrementAndGet();
-                runs.incrementAndGet();
-                all.countDown();
-            };
+            Refreshed r = new Refreshed(delayNs);
             Timeout[] t = new Timeout[N];
             for (int i = 0; i < N; i++)
                 t[i] = timer.newTimeout(x -> { throw new AssertionError("a cancelled timeout ran"); }, 1, TimeUnit.HOURS);
             Set<Long> before = settled(timer);
             assertEquals(N, before.size(), "kernel entries after " + N + " newTimeouts");
 
-            start[0] = System.nanoTime();
+            r.start();
             for (int i = 0; i < N; i++) {
                 assertTrue(t[i].cancel());
-                t[i] = timer.newTimeout(task, delayNs, TimeUnit.NANOSECONDS);
+                t[i] = timer.newTimeout(r.task, delayNs, TimeUnit.NANOSECONDS);
             }
             Set<Long> after = settled(timer);
             assertEquals(N, after.size(), "kernel entries after " + N + " refreshes");
@@ -94,24 +126,10 @@ class TwheelTimerBatchTest {
             after.retainAll(before);
             assertTrue(after.size() >= N - 10, after.size() + " of " + N
                     + " refreshed timeouts kept their cancelled ones' kernel entries");
-
-            assertTrue(all.await(TimerContract.WAIT_S, SECONDS), runs.get() + " of " + N + " refreshed timeouts ran");
-            Thread.sleep(100);
-            assertEquals(N, runs.get(), "runs");
-            assertEquals(0, early.get(), "runs before the delay");
-            assertEquals(0, timer.pendingTimeouts());
+            r.assertRanOnceNotEarly(timer);
         } finally {
             timer.stop();
         }
-    }
-
-    /* The kernel's deadline of each id of the timer's wheel, less the worker's wake id. */
-    static Map<Long, Long> kernelDeadlines(TwheelTimer timer) throws IOException {
-        Map<Long, Long> d = new HashMap<>();
-        for (DumpEntry e : ((TwheelTimer.WheelOps) timer.wheel).w.dump())
-            if (e.id() != TwheelTimer.WAKE_ID)
-                d.put(e.id(), e.deadlineNs());
-        return d;
     }
 
     /*
@@ -125,31 +143,22 @@ class TwheelTimerBatchTest {
         try {
             Wheel w = ((TwheelTimer.WheelOps) timer.wheel).w;
             long laterNs = MILLISECONDS.toNanos(laterMs);
-            AtomicInteger early = new AtomicInteger();
-            AtomicInteger runs = new AtomicInteger();
-            CountDownLatch all = new CountDownLatch(N);
-            long[] start = new long[1];
-            TimerTask task = x -> {
-                if (System.nanoTime() - start[0] < laterNs)
-                    early.incrementAndGet();
-                runs.incrementAndGet();
-                all.countDown();
-            };
+            Refreshed r = new Refreshed(laterNs);
             long added = w.now();
             Timeout[] t = new Timeout[N];
             for (int i = 0; i < N; i++)
                 t[i] = timer.newTimeout(x -> { throw new AssertionError("a cancelled timeout ran"); }, firstMs,
                         MILLISECONDS);
-            settled(timer);
+            settle(timer);
             Map<Long, Long> before = kernelDeadlines(timer);
             assertEquals(N, before.size(), "kernel entries after " + N + " newTimeouts");
 
-            start[0] = System.nanoTime();
+            r.start();
             for (int i = 0; i < N; i++) {
                 assertTrue(t[i].cancel());
-                t[i] = timer.newTimeout(task, laterNs, TimeUnit.NANOSECONDS);
+                t[i] = timer.newTimeout(r.task, laterNs, TimeUnit.NANOSECONDS);
             }
-            settled(timer);
+            settle(timer);
             Map<Long, Long> after = kernelDeadlines(timer);
             boolean fast = w.now() - added < MILLISECONDS.toNanos(1000);
             int kept = 0;
@@ -157,11 +166,7 @@ class TwheelTimerBatchTest {
                 if (e.getValue().equals(before.get(e.getKey())))
                     kept++;
             assertEquals(N, after.size(), "kernel entries after " + N + " refreshes");
-            assertTrue(all.await(TimerContract.WAIT_S, SECONDS), runs.get() + " of " + N + " refreshed timeouts ran");
-            Thread.sleep(100);
-            assertEquals(N, runs.get(), "runs");
-            assertEquals(0, early.get(), "runs before the delay");
-            assertEquals(0, timer.pendingTimeouts());
+            r.assertRanOnceNotEarly(timer);
             return new int[] { kept, fast ? 1 : 0 };
         } finally {
             timer.stop();

@@ -623,8 +623,13 @@ public final class BindingBench {
     /* bench.impls: the ways to run, comma-separated; empty: all. */
     static String only;
 
+    /* Whether bench.impls names impl (or is empty). */
+    static boolean picked(String impl) {
+        return only.isEmpty() || List.of(only.split(",")).contains(impl);
+    }
+
     static void run(String impl, Maker maker, int n, long[] stream, int streamLen, long budgetNs) throws Exception {
-        if (!only.isEmpty() && !List.of(only.split(",")).contains(impl))
+        if (!picked(impl))
             return;
         Object[] held = new Object[n];
         long heap0 = heapAfterGc();
@@ -677,7 +682,7 @@ public final class BindingBench {
      * behind=1: the loop could not keep the rate (over 1 s behind).
      */
     static void runPaced(String impl, Maker maker, int n, long rate, long seconds) throws Exception {
-        if (!only.isEmpty() && !List.of(only.split(",")).contains(impl))
+        if (!picked(impl))
             return;
         Object[] held = new Object[n];
         Way way = maker.make(held, n);
