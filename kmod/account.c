@@ -30,9 +30,6 @@
  * these counts bound what any user can pin in kernel memory through us
  * regardless of cgroups.
  *
- * The kernel threads that run expiry (worker.c) are counted per owner,
- * the user at the top of a chain: max_user_workers.
- *
  * Users are kept in a small hash table under twheel_users_lock, looked
  * up at open and dropped at release, each holding its namespace and its
  * parent; the counts are atomics, charged and uncharged under whatever
@@ -60,22 +57,15 @@ module_param_named(max_entries_total, twheel_max_entries_total, ulong, 0644);
 MODULE_PARM_DESC(max_entries_total,
 		 "Cap on live ids plus undelivered events of all wheels together (default: 1/4 of RAM's worth)");
 
-static unsigned int twheel_max_user_workers = 64;
-module_param_named(max_user_workers, twheel_max_user_workers, uint, 0644);
-MODULE_PARM_DESC(max_user_workers,
-		 "Cgroups in which one user (with the users of its namespaces) may have wheels run: one kernel thread each (default 64)");
-
 /**
  * struct twheel_user - what one user has charged
  * @node:	in twheel_users, under twheel_users_lock.
  * @ns:		the user namespace of the user, referenced; a key, with @uid.
  * @uid:	the user.
  * @parent:	the owner of @ns, referenced; NULL in the initial namespace.
- * @ref:	wheels open by this user, workers it owns, users it is the
- *		parent of.
+ * @ref:	wheels open by this user, users it is the parent of.
  * @entries:	entries charged, over all of the user's wheels and those of
  *		the users below it.
- * @workers:	worker threads counted against an owner (no @parent).
  */
 struct twheel_user {
 	struct hlist_node node;
@@ -84,7 +74,6 @@ struct twheel_user {
 	struct twheel_user *parent;
 	refcount_t ref;
 	atomic_long_t entries;
-	atomic_t workers;
 };
 
 static DEFINE_HASHTABLE(twheel_users, 6);
@@ -153,7 +142,6 @@ static struct twheel_user *twheel_user_level(struct user_namespace *ns, kuid_t u
 	new->parent = parent;
 	refcount_set(&new->ref, 1);
 	atomic_long_set(&new->entries, 0);
-	atomic_set(&new->workers, 0);
 
 	/* Another wheel of this user may have been opened meanwhile. */
 	spin_lock(&twheel_users_lock);
@@ -218,7 +206,6 @@ void twheel_user_put(struct twheel_user *user)
 		hash_del(&user->node);
 		spin_unlock(&twheel_users_lock);
 		WARN_ON(atomic_long_read(&user->entries));
-		WARN_ON(atomic_read(&user->workers));
 		put_user_ns(user->ns);
 		kfree(user);
 		user = parent;
@@ -269,13 +256,6 @@ void twheel_uncharge(struct twheel_user *user, long n)
 		atomic_long_sub(n, &user->entries);
 }
 
-struct twheel_user *twheel_user_owner(struct twheel_user *user)
-{
-	while (user->parent)
-		user = user->parent;
-	return user;
-}
-
 /* @ns is @reader or one of the namespaces below it. */
 static bool twheel_ns_within(const struct user_namespace *ns,
 			     const struct user_namespace *reader)
@@ -294,20 +274,6 @@ struct twheel_user *twheel_user_top_within(struct twheel_user *user,
 	while (user->parent && twheel_ns_within(user->parent->ns, reader))
 		user = user->parent;
 	return user;
-}
-
-int twheel_user_add_worker(struct twheel_user *owner)
-{
-	if ((unsigned int)atomic_inc_return(&owner->workers) > READ_ONCE(twheel_max_user_workers)) {
-		atomic_dec(&owner->workers);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-void twheel_user_del_worker(struct twheel_user *owner)
-{
-	atomic_dec(&owner->workers);
 }
 
 kuid_t twheel_user_uid(const struct twheel_user *user)

@@ -40,13 +40,6 @@ int twheel_charge(struct twheel_user *user, long n);
 void twheel_uncharge(struct twheel_user *user, long n);
 
 /*
- * The top of @user's chain: the user of the initial namespace whom all
- * the users of its namespaces count against; @user itself in the initial
- * namespace.
- */
-struct twheel_user *twheel_user_owner(struct twheel_user *user);
-
-/*
  * The top of @user's chain as a reader in @reader sees it: the highest
  * level whose namespace is @reader or below it, so that a tenant is shown
  * its own usage and never that of the owner above its namespace, which
@@ -55,10 +48,6 @@ struct twheel_user *twheel_user_owner(struct twheel_user *user);
  */
 struct twheel_user *twheel_user_top_within(struct twheel_user *user,
 					   const struct user_namespace *reader);
-
-/* Count a worker thread against @owner, or -ENOSPC past max_user_workers. */
-int twheel_user_add_worker(struct twheel_user *owner);
-void twheel_user_del_worker(struct twheel_user *owner);
 
 kuid_t twheel_user_uid(const struct twheel_user *user);
 /* Entries charged to @user now, over all of its wheels and those below it. */

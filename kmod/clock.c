@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A wheel's time: its clock, its ticks, the time namespace of its users,
- * and the timer and job that expire what is due.
+ * the timer, and the catching up that expires what is due.
  *
  * Time: ticks are counted from the moment of setup (ctx->epoch) on the
  * wheel's clock; tick k ends at epoch + k * tick_ns. Inside, every time
@@ -11,32 +11,62 @@
  * of the time namespace of the task that set the wheel up, as its
  * clock_gettime(2) and vDSO read it, and are converted at the boundary
  * (twheel_to_user(), twheel_from_user()). One wheel, one clock: the
- * expiry work, which reads touch stamps, has no caller to ask, and a
+ * expiry work, which reads touch stamps, runs for whichever task looks
+ * first, whatever its namespace, and a
  * wheel passed to another namespace keeps the clock it was set up on
  * (fdinfo shows the offset as clock_offset_ns). One hrtimer per
  * wheel is armed, absolute, for the tick of the wheel's next event (see
  * tw_next_event()), and not at all while nothing is due: an idle wheel
- * costs nothing and the tick cannot drift. The timer callback (hard IRQ)
- * only kicks ctx->job; the job advances the wheel in process context, in
- * a kernel thread in the owner's cgroups that is charged and throttled as
- * the owner is (worker.c): at most TWHEEL_ADVANCE_BUDGET entries at a
- * time, catching up every tick missed since, and re-arms the timer.
+ * costs nothing and the tick cannot drift.
+ *
+ * Who expires. No thread of the module's: the timer callback (hard IRQ)
+ * marks the wheel due (ctx->due) and wakes its waitqueue, and the tasks
+ * that use the wheel do the work, in process context, charged to them:
+ * a reader or poller catches up until events wait or nothing is due
+ * (twheel_catch_up()), and every command first does one chunk of what is
+ * due, so that it sees the wheel of the present. That is timerfd's way,
+ * a count the reader collects, for a wheel's worth of work: what a
+ * process's wheels cost is spent in its own system calls, in its own
+ * cgroups, throttled and weighed with it, and nothing of the module's
+ * outlives the process, joins a cgroup or holds one populated. Work runs
+ * at most TWHEEL_ADVANCE_BUDGET entries at a time under ctx->lock,
+ * catching up every tick missed since, with a chance to reschedule
+ * between chunks; the timer is re-armed when nothing is left due. A
+ * wheel nobody reads, polls or calls expires nothing: its ids wait in
+ * their slots, charged as before, until someone looks (what a reader
+ * sees is the same, only its expiry times say when the work ran).
+ *
+ * Ordering of the due mark. The timer sets ctx->due and then wakes
+ * ctx->wqh; a waiter adds itself to ctx->wqh and then reads ctx->due.
+ * Both take the waitqueue's lock (wake_up() always does, poll_wait() and
+ * prepare_to_wait() to add): if the waker takes it first, its unlock
+ * releases the store to the waiter's lock; if the waiter does, the waker
+ * finds it queued. Either way no due mark is missed, as for wait_event()
+ * itself. ctx->due is cleared under ctx->lock only when the last chunk
+ * is done, with a release after its counts are published, and only
+ * after the timer was cancelled at that chunk's start: no mark can come
+ * between (nothing arms the timer but under ctx->lock), and whoever
+ * finds the mark clear finds the events too. litmus/ states these
+ * patterns for the kernel's memory model, run by herd7 in `make check`:
+ * due-wakeup, due-clear-publish, due-rearm.
  */
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/time_namespace.h>
+#include <linux/wait.h>
 
 #include "clock.h"
 #include "dev.h"
 #include "events.h"
 #include "trace.h"
 #include "wheel.h"
-#include "worker.h"
 
 /*
- * Work per run before the job yields the CPU and requeues: entries
- * moved, and index chain steps (see tw_advance()).
+ * Work per chunk of expiry, under ctx->lock, between two chances to
+ * reschedule: entries moved, and index chain steps (see tw_advance()).
  */
 #define TWHEEL_ADVANCE_BUDGET	4096
 
@@ -132,12 +162,25 @@ void twheel_arm(struct twheel_ctx *ctx)
 		      HRTIMER_MODE_ABS);
 }
 
-/* Hard IRQ context: no wheel work here, only hand it to process context. */
+/*
+ * Hard IRQ context: no wheel work here. Mark the wheel due and wake its
+ * readers and pollers without a poll key: nothing may be readable yet,
+ * so each must look (poll catches up), and io_uring's poll, trusting a
+ * key's mask, would otherwise complete on it.
+ */
 static enum hrtimer_restart twheel_timer_fn(struct hrtimer *timer)
 {
 	struct twheel_ctx *ctx = container_of(timer, struct twheel_ctx, timer);
 
-	twheel_job_kick(&ctx->job);
+	/*
+	 * No barrier of its own: wake_up's lock orders the mark for every
+	 * waiter, queued before or after it (see "Ordering of the due
+	 * mark"), and a mark that lands after a catching up's clear is for
+	 * an arming made after that clear, under the hrtimer base's lock
+	 * (litmus/due-rearm.litmus).
+	 */
+	WRITE_ONCE(ctx->due, true);
+	wake_up_interruptible(&ctx->wqh);
 	return HRTIMER_NORESTART;
 }
 
@@ -151,10 +194,10 @@ void twheel_clock_setup(struct twheel_ctx *ctx)
 
 /*
  * Expire and cascade what is due at @now, at most TWHEEL_ADVANCE_BUDGET
- * entries. Returns true when done up to @now; sets *@wake if events were
- * added. Under ctx->lock, process context.
+ * entries. Returns true when done up to @now. Under ctx->lock, process
+ * context.
  */
-static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
+static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now)
 {
 	struct tw_wheel *w = &ctx->wheel;
 	struct tw_entry *last = tw_last_expired(w), *e;
@@ -165,8 +208,7 @@ static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
 	done = tw_advance(w, twheel_ns_to_tick(ctx, now), TWHEEL_ADVANCE_BUDGET,
 			  ktime_to_ns(now));
 	WRITE_ONCE(ctx->ticks_run, ctx->ticks_run + 1);
-	*wake = w->nr_expired != before;
-	if (*wake) {
+	if (w->nr_expired != before) {
 		/* The run's earliest event is its latest: deadline order. */
 		e = last ? tw_next_expired(w, last) : tw_peek_expired(w);
 		late = ktime_to_ns(now) - twheel_tick_to_ns(ctx, e->expires);
@@ -185,30 +227,67 @@ static bool twheel_advance(struct twheel_ctx *ctx, ktime_t now, bool *wake)
 	return done;
 }
 
-bool twheel_run(struct twheel_job *job)
+/*
+ * One chunk of what is due; true when nothing is left. ctx->due stays
+ * set until the last chunk is done and its counts are published, so that
+ * whoever finds it clear finds the events too (see "Who expires"). Under
+ * ctx->lock.
+ */
+static bool twheel_catch_up_chunk(struct twheel_ctx *ctx)
 {
-	struct twheel_ctx *ctx = container_of(job, struct twheel_ctx, job);
-	bool done, wake;
+	bool done;
 	u64 now_tick;
 	ktime_t now;
 
-	mutex_lock(&ctx->lock);
-	if (ctx->dying) {
-		mutex_unlock(&ctx->lock);
-		return false;
-	}
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->dying || !READ_ONCE(ctx->due))
+		return true;
+	/*
+	 * Nothing arms the timer but under ctx->lock: once it is cancelled
+	 * (a callback running on another CPU waited for), no mark can come
+	 * until twheel_arm() below, so clearing the mark loses none.
+	 */
+	hrtimer_cancel(&ctx->timer);
 	now = twheel_ctx_now(ctx);
 	now_tick = twheel_ns_to_tick(ctx, now);
 	if (ctx->armed && tw_after(now_tick, ctx->armed_tick))
 		WRITE_ONCE(ctx->ticks_caught_up,
 			   ctx->ticks_caught_up + now_tick - ctx->armed_tick);
 	ctx->armed = false;
-	done = twheel_advance(ctx, now, &wake);
-	if (done)
+	done = twheel_advance(ctx, now);
+	if (done) {
+		/* Pairs with the acquire in twheel_due(): counts before the mark. */
+		smp_store_release(&ctx->due, false);
 		twheel_arm(ctx);
-	mutex_unlock(&ctx->lock);
+	}
+	return done;
+}
 
-	if (wake)
-		twheel_wake_readers(ctx);
-	return !done;
+bool twheel_catch_up(struct twheel_ctx *ctx, unsigned int chunks)
+{
+	bool done = true;
+
+	/*
+	 * Acquire: if another task cleared the mark, the counts it published
+	 * are seen after (the caller reads events_waiting next).
+	 */
+	while (twheel_due(ctx)) {
+		mutex_lock(&ctx->lock);
+		done = twheel_catch_up_chunk(ctx);
+		mutex_unlock(&ctx->lock);
+		if (done || !--chunks)
+			break;
+		if (signal_pending(current)) {
+			/*
+			 * The caller has a signal to handle and takes what there
+			 * is. Those who wait are told the wheel is still due,
+			 * so that one of them goes on (an edge-triggered epoll
+			 * gets no other edge for it).
+			 */
+			wake_up_interruptible(&ctx->wqh);
+			break;
+		}
+		cond_resched();
+	}
+	return done;
 }

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A wheel's time: its clock and ticks, the users' clock of its time
- * namespace, and the timer and job that expire what is due. See clock.c.
+ * namespace, the timer, and the catching up that expires what is due.
+ * See clock.c.
  */
 #ifndef TWHEEL_CLOCK_H
 #define TWHEEL_CLOCK_H
 
+#include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/types.h>
 
 struct tw_entry;
 struct twheel_ctx;
-struct twheel_job;
 
 /**
  * twheel_ctx_now() - the kernel's present on the wheel's clock
@@ -94,9 +95,10 @@ u64 twheel_abs_tick(const struct twheel_ctx *ctx, ktime_t now, u64 deadline_ns);
  * twheel_present() - the present, for placing deadlines
  * @ctx:	the wheel.
  *
- * However far the wheel's clock lags it (the work has not run since a
- * long suspend on CLOCK_BOOTTIME), a deadline placed from it is kept
- * exactly: the core never clamps one early (see "Hops" in wheel.c). An
+ * However far the wheel's clock lags it (nobody has caught up since a
+ * long suspend on CLOCK_BOOTTIME, or looked for hours), a deadline
+ * placed from it is kept exactly: the core never clamps one early (see
+ * "Hops" in wheel.c). An
  * idle wheel's clock is moved up to it first, so that new deadlines land
  * on their level. Under ctx->lock.
  *
@@ -114,16 +116,26 @@ ktime_t twheel_present(struct twheel_ctx *ctx);
  */
 void twheel_arm(struct twheel_ctx *ctx);
 
+/* Chunks of expiry for a caller that catches up until nothing is due. */
+#define TWHEEL_CATCH_UP_ALL	UINT_MAX
+
 /**
- * twheel_run() - the expiry job of a wheel (struct twheel_job's @run)
- * @job:	ctx->job.
+ * twheel_catch_up() - expire and cascade what is due, as the caller's work
+ * @ctx:	the wheel.
+ * @chunks:	how many chunks of TWHEEL_ADVANCE_BUDGET entries at most.
  *
- * In the worker thread: expire and cascade what is due, then re-arm the
- * timer.
+ * If the timer marked the wheel due, do the work, a chunk at a time under
+ * ctx->lock with a chance to reschedule between chunks, until nothing is
+ * due, @chunks ran, or a signal is pending (then the waitqueue is woken,
+ * so that a waiter goes on); re-arm the timer when nothing is left. Wakes
+ * nobody for the events it adds: every waiter was woken by the timer that
+ * marked the wheel due, or sees the mark before it sleeps, and none takes
+ * the wheel for caught up before the mark is clear (twheel_due() in
+ * dev.h). Costs a load when nothing is due. Process context, without
+ * ctx->lock.
  *
- * Return: true if the budget ran out first, so that the worker runs the
- * job again after the other wheels' turns.
+ * Return: true if nothing is left due.
  */
-bool twheel_run(struct twheel_job *job);
+bool twheel_catch_up(struct twheel_ctx *ctx, unsigned int chunks);
 
 #endif /* TWHEEL_CLOCK_H */

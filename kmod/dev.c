@@ -9,8 +9,8 @@
  * copy their arguments in and their results out around the operations
  * of ops.c, mmap of the touch table (touch.c), fdinfo, and registration.
  * read(2) and poll(2) are in events.c, the clock, the timer and the
- * expiry job in clock.c; the context they share and its lock rules are
- * in dev.h.
+ * catching up that expires what is due in clock.c; the context they
+ * share and its lock rules are in dev.h.
  *
  * Expired entries wait on the wheel's expired list, each in its own
  * memory, until read(2) copies them out and frees them: the caps on
@@ -19,10 +19,10 @@
  * module (account.c); memory to the memory cgroup of the task whose call
  * allocates it, without the wheel's lock (struct twheel_pool in ops.c):
  * reclaim for one sharer at its memory cgroup's limit delays nobody else.
- * The expiry job allocates nothing.
+ * Expiry allocates nothing.
  *
- * Nothing a user can drive keeps a CPU for long: the job yields every
- * TWHEEL_ADVANCE_BUDGET entries (index chain steps counted in), a batch,
+ * Nothing a user can drive keeps a CPU for long: catching up yields
+ * every TWHEEL_ADVANCE_BUDGET entries (index chain steps counted in), a batch,
  * a read and a release every chunk, and the id index is keyed and bounds
  * its chains (wheel.c), so chosen ids cost what random ones do.
  */
@@ -51,7 +51,6 @@
 #include "touch.h"
 #include "uring.h"
 #include "wheel.h"
-#include "worker.h"
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -70,14 +69,15 @@ static struct kmem_cache *twheel_touch_entry_cache;
 /* Names wheels in fdinfo and tracepoints. */
 static atomic64_t twheel_serial = ATOMIC64_INIT(0);
 
-struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx)
+struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx, bool nowait)
 {
 	void *p;
 
 	/* It may reclaim: the work and the wheel's other users must not wait. */
 	lockdep_assert_not_held(&ctx->lock);
 	/* At the memcg limit: ENOMEM to the caller, not the group's OOM killer. */
-	p = kmem_cache_alloc(ctx->cache, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	p = kmem_cache_alloc(ctx->cache, nowait ? GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN
+					      : GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 
 	if (p && ctx->touch.slots) {
 		struct twheel_touch_entry *te = p;
@@ -118,7 +118,6 @@ static int twheel_dev_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->setup_lock);
 	mutex_init(&ctx->lock);
 	init_waitqueue_head(&ctx->wqh);
-	twheel_job_init(&ctx->job, twheel_run);
 	get_random_bytes(&key, sizeof(key));
 	tw_init(&ctx->wheel, 0, &key);
 	memzero_explicit(&key, sizeof(key));
@@ -152,16 +151,15 @@ static int twheel_release(struct inode *inode, struct file *file)
 	struct twheel_reaper reaper = { .ctx = ctx };
 
 	/*
-	 * The job re-arms the timer and the timer kicks the job: stop the job
-	 * from re-arming first, then neither can come back; the worker lets
-	 * go of the job before the context goes.
+	 * Nothing calls into the wheel any more (the last reference is gone;
+	 * epoll let go of it before): no one re-arms the timer. Cancel it,
+	 * and wait for a callback running on another CPU.
 	 */
 	mutex_lock(&ctx->lock);
 	ctx->dying = true;
 	mutex_unlock(&ctx->lock);
 	if (twheel_ready(ctx))
 		hrtimer_cancel(&ctx->timer);
-	twheel_job_stop(&ctx->job);
 
 	/* Nobody else can reach the wheel now: free it without the lock. */
 	tw_destroy(&ctx->wheel, twheel_reap_entry, &reaper);
@@ -214,9 +212,8 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 
 	/*
 	 * Setups of one wheel one at a time, and nothing else waits for
-	 * that: the table's allocation (thousands of pages) and the worker's
-	 * making and joining the caller's cgroups (the cgroup write lock)
-	 * happen under setup_lock, never under ctx->lock.
+	 * that: the table's allocation (thousands of pages) happens under
+	 * setup_lock, never under ctx->lock.
 	 */
 	if (mutex_lock_interruptible(&ctx->setup_lock))
 		return -ERESTARTSYS;
@@ -241,11 +238,6 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 				goto err_uncharge;
 		}
 	}
-	/* The expiry job's worker: in the caller's cgroups, made if need be. */
-	ret = twheel_job_attach(&ctx->job, ctx->user);
-	if (ret)
-		goto err_touch;
-
 	mutex_lock(&ctx->lock);
 	ctx->clockid = args.clockid;
 	ctx->tick_ns = args.tick_ns;
@@ -258,15 +250,15 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 		ctx->cache = twheel_touch_entry_cache;
 		ctx->wheel.lazy = twheel_touch_lazy;
 	}
-	/* Publish the settings before the flag: lockless readers acquire it. */
+	/*
+	 * Publish the settings before the flag: lockless readers acquire it
+	 * (litmus/setup-publish.litmus).
+	 */
 	smp_store_release(&ctx->is_setup, true);
 	mutex_unlock(&ctx->lock);
 	mutex_unlock(&ctx->setup_lock);
 	return 0;
 
-err_touch:
-	if (touch.slots)
-		twheel_touch_free(&touch);
 err_uncharge:
 	if (args.touch_slots)
 		twheel_uncharge(ctx->user, twheel_touch_charge(args.touch_slots));
@@ -318,10 +310,12 @@ static int twheel_probe_user(void __user *p, size_t len, u8 val_first, u8 val_la
 	return 0;
 }
 
-static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop)
+static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop,
+			    bool nowait)
 {
 	struct twheel_op op;
 	const u8 *raw = (const u8 *)&op;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(op) > PAGE_SIZE);
 	if (copy_from_user(&op, uop, sizeof(op)))
@@ -329,7 +323,9 @@ static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop
 	/* The result must be writable before the operation is applied. */
 	if (twheel_probe_user(uop, sizeof(op), raw[0], raw[sizeof(op) - 1]))
 		return -EFAULT;
-	twheel_apply(ctx, &op, 1);
+	ret = twheel_apply(ctx, &op, 1, nowait);
+	if (ret)
+		return ret;
 	/* Only the out fields; fails only if another thread unmapped them. */
 	if (copy_to_user(&uop->deadline_ns, &op.deadline_ns,
 			 sizeof(op.deadline_ns) + sizeof(op.remaining_ns)) ||
@@ -339,7 +335,7 @@ static long twheel_ioctl_op(struct twheel_ctx *ctx, struct twheel_op __user *uop
 }
 
 static long twheel_ioctl_batch(struct twheel_ctx *ctx,
-			       struct twheel_batch_args __user *uargs)
+			       struct twheel_batch_args __user *uargs, bool nowait)
 {
 	struct twheel_op ops[TWHEEL_BATCH_CHUNK];
 	struct twheel_batch_args args;
@@ -367,7 +363,9 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 		 */
 		if (copy_to_user(uops + done, ops, n * sizeof(*ops)))
 			return done ?: -EFAULT;
-		twheel_apply(ctx, ops, n);
+		/* Nothing of the chunk applied: what came before is the count. */
+		if (twheel_apply(ctx, ops, n, nowait))
+			return done ?: -EAGAIN;
 		done += n;
 		/* Only another thread's munmap or mprotect can fail this now. */
 		if (copy_to_user(uops + done - n, ops, n * sizeof(*ops)))
@@ -382,14 +380,14 @@ static long twheel_ioctl_batch(struct twheel_ctx *ctx,
 }
 
 static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
-				 struct twheel_refresh_args __user *uargs)
+				 struct twheel_refresh_args __user *uargs, bool nowait)
 {
 	u64 ids[TWHEEL_REFRESH_CHUNK], failed[TWHEEL_REFRESH_CHUNK];
 	struct twheel_refresh_args args;
 	u64 __user *uids, *ufailed;
 	struct twheel_op tmpl;
 	u32 done = 0, nr_failed = 0;
-	long ret;
+	long ret, nf;
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
@@ -409,14 +407,19 @@ static long twheel_ioctl_refresh(struct twheel_ctx *ctx,
 	ufailed = u64_to_user_ptr(args.failed);
 
 	while (done < args.count) {
-		u32 n = min_t(u32, args.count - done, TWHEEL_REFRESH_CHUNK), nf;
+		u32 n = min_t(u32, args.count - done, TWHEEL_REFRESH_CHUNK);
 
 		ret = -EFAULT;
 		if (copy_from_user(ids, uids + done, n * sizeof(*ids)))
 			break;
 		if (ufailed && twheel_probe_user(ufailed + nr_failed, n * sizeof(*failed), 0, 0))
 			break;
-		nf = twheel_apply_refresh(ctx, &tmpl, ids, n, failed);
+		nf = twheel_apply_refresh(ctx, &tmpl, ids, n, failed, nowait);
+		/* Nothing of the chunk applied: what came before is the count. */
+		if (nf < 0) {
+			ret = nf;
+			break;
+		}
 		done += n;
 		ret = 0;
 		/* Only another thread's munmap or mprotect can fail this now. */
@@ -507,15 +510,18 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
  * read(2), poll(2), mmap(2) and fdinfo only read.
  *
  * Every command, from ioctl(2) or as an io_uring command (uring.c), comes
- * in here: one entry, so that both validate and apply alike. Process
- * context, in the caller's mm.
+ * in here: one entry, so that both validate and apply alike. Each first
+ * does one chunk of the expiry that is due, if any (clock.c), so that it
+ * works on the wheel of the present: an id whose deadline has passed is
+ * gone by the time a command looks for it, as soon as the command's
+ * chunk reaches it. Process context, in the caller's mm.
  */
-long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
+long twheel_command(struct file *file, unsigned int cmd, void __user *uarg, bool nowait)
 {
 	struct twheel_ctx *ctx = file->private_data;
 	bool writer = file->f_mode & FMODE_WRITE;
 
-	twheel_job_adopt(&ctx->job, ctx->user);
+	twheel_catch_up(ctx, 1);
 	switch (cmd) {
 	case TWHEEL_IOC_SETUP:
 		if (!writer)
@@ -526,13 +532,13 @@ long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
 			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
-		return twheel_ioctl_op(ctx, uarg);
+		return twheel_ioctl_op(ctx, uarg, nowait);
 	case TWHEEL_IOC_BATCH:
 		if (!writer)
 			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
-		return twheel_ioctl_batch(ctx, uarg);
+		return twheel_ioctl_batch(ctx, uarg, nowait);
 	case TWHEEL_IOC_DUMP:
 		if (!twheel_ready(ctx))
 			return -EBADFD;
@@ -542,7 +548,7 @@ long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
 			return -EBADF;
 		if (!twheel_ready(ctx))
 			return -EBADFD;
-		return twheel_ioctl_refresh(ctx, uarg);
+		return twheel_ioctl_refresh(ctx, uarg, nowait);
 	case TWHEEL_IOC_TOUCH_REGISTER:
 		if (!writer)
 			return -EBADF;
@@ -557,7 +563,7 @@ long twheel_command(struct file *file, unsigned int cmd, void __user *uarg)
 
 static long twheel_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	return twheel_command(file, cmd, (void __user *)arg);
+	return twheel_command(file, cmd, (void __user *)arg, false);
 }
 
 static int twheel_mmap(struct file *file, struct vm_area_struct *vma)
@@ -607,6 +613,7 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "touch_registered:\t%d\n",
 		   ctx->touch.user && twheel_touch_registered(&ctx->touch));
 	seq_printf(m, "touch_rearms:\t%llu\n", READ_ONCE(ctx->touch_rearms));
+	seq_printf(m, "due:\t%d\n", READ_ONCE(ctx->due));
 }
 #endif
 
@@ -674,7 +681,6 @@ err_account:
 void twheel_dev_exit(void)
 {
 	misc_deregister(&twheel_misc);
-	twheel_worker_exit();
 	kmem_cache_destroy(twheel_touch_entry_cache);
 	kmem_cache_destroy(twheel_entry_cache);
 	twheel_account_exit();

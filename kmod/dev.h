@@ -7,11 +7,11 @@
  *
  * Locking:
  *  - ctx->setup_lock (mutex) serialises SETUP, which holds it across the
- *    touch table's allocation and the worker's attach (a thread made,
- *    the cgroup write lock taken). Nothing but another SETUP of the same
+ *    touch table's allocation. Nothing but another SETUP of the same
  *    wheel waits for it; it nests outside ctx->lock.
  *  - ctx->lock (mutex) protects the wheel and every field marked so; it
- *    is taken in process context only (ioctl, read, job, release), and
+ *    is taken in process context only (ioctl, read, poll, catching up,
+ *    release), and
  *    never held across a user copy, an allocation, or anything that
  *    waits for another task: callers drop it to allocate entries
  *    (twheel_pool_fill(), ops.c) and index tables
@@ -19,7 +19,12 @@
  *    list under it and copies them out after (events.c).
  *  - Fields marked "published" are written under ctx->lock with
  *    WRITE_ONCE() and read without it (poll, readers deciding whether to
- *    sleep, fdinfo).
+ *    sleep, fdinfo). The pair only keeps each load untorn and once; it
+ *    orders nothing: a reader that acts on a count (events_waiting)
+ *    reads the due mark first with twheel_due()'s acquire, which orders
+ *    the count after the release that cleared the mark. On a 32-bit
+ *    kernel a u64 may still tear; the counts a decision reads stay
+ *    below the u32 cap on entries, the others are statistics.
  */
 #ifndef TWHEEL_DEV_H
 #define TWHEEL_DEV_H
@@ -32,7 +37,6 @@
 
 #include "touch.h"
 #include "wheel.h"
-#include "worker.h"
 
 struct twheel_user;
 
@@ -41,9 +45,11 @@ struct twheel_user;
  * @setup_lock:	see "Locking" above.
  * @lock:		see "Locking" above.
  * @wqh:		readers and pollers wait here for events.
- * @timer:		fires at the wheel's next event; kicks @job.
- * @job:		advances the wheel in process context, in the worker
- *			of the owner's cgroup; attached at setup.
+ * @timer:		fires at the wheel's next event; marks it @due and
+ *			wakes @wqh.
+ * @due:		the timer fired and nobody has caught up since (see
+ *			"Who expires" in clock.c). Set by the timer, cleared
+ *			under @lock, read without it.
  * @user:		whom the entries are charged to; fixed at open.
  * @serial:		names the wheel in fdinfo and tracepoints; fixed at open.
  * @is_setup:		set once by setup (release store, acquire loads);
@@ -65,16 +71,18 @@ struct twheel_user;
  *			freed once copied, given back if not. Under @lock.
  * @events_waiting:	wheel.nr_expired, published.
  * @live:		wheel.nr_live, published.
- * @dying:		release has begun; the job must not re-arm. Under @lock.
- * @armed:		@timer is armed for tick @armed_tick. Under @lock.
+ * @dying:		release has begun; nothing may re-arm. Under @lock.
+ * @armed:		@timer was armed for tick @armed_tick, and nobody
+ *			has caught up since. Under @lock.
  * @armed_tick:		see @armed.
  * @expired_total:	events ever moved to the expired list. Published.
- * @ticks_run:		job runs that advanced the clock. Published.
+ * @ticks_run:		chunks of catching up that advanced the clock.
+ *			Published.
  * @ticks_caught_up:	ticks between the one the timer was armed for
  *			and the one processed when it ran late. Published.
  * @touch_rearms:	ids a touch kept alive. Published.
  * @lateness_last_ns:	expiry time minus deadline of the earliest event of
- *			the latest expiry run. Published.
+ *			the latest chunk that expired any. Published.
  * @lateness_max_ns:	the largest of those. Published.
  * @wheel:		the core's state. Under @lock.
  */
@@ -83,7 +91,7 @@ struct twheel_ctx {
 	struct mutex lock;		/* the wheel and the fields so marked */
 	wait_queue_head_t wqh;
 	struct hrtimer timer;
-	struct twheel_job job;
+	bool due;
 	struct twheel_user *user;
 	u64 serial;
 	bool is_setup;
@@ -117,6 +125,26 @@ static inline bool twheel_ready(struct twheel_ctx *ctx)
 	return smp_load_acquire(&ctx->is_setup);
 }
 
+/**
+ * twheel_due() - whether expiry work waits, for a lockless look
+ * @ctx:	the wheel.
+ *
+ * Return: true if the timer marked the wheel due and nobody finished
+ * catching up since; if false, the published counts (events_waiting)
+ * read after it are those of the last catching up, or newer.
+ */
+static inline bool twheel_due(struct twheel_ctx *ctx)
+{
+	/*
+	 * Pairs with the release that clears the mark in
+	 * twheel_catch_up_chunk(): a clear mark is seen with the counts
+	 * published before it (litmus/due-clear-publish.litmus; with
+	 * READ_ONCE() instead, arm64 may reorder the two loads:
+	 * due-clear-publish-once.litmus).
+	 */
+	return smp_load_acquire(&ctx->due);
+}
+
 /*
  * What the wheel's cap counts: live ids, events waiting, and events a
  * reader is copying out. Under ctx->lock.
@@ -138,13 +166,16 @@ static inline void twheel_publish(struct twheel_ctx *ctx)
 /**
  * twheel_alloc_entry() - a new entry for @ctx's wheel, not yet live
  * @ctx:	the wheel.
+ * @nowait:	for a caller that must not sleep (an io_uring command
+ *		issued inline): no reclaim, fail instead.
  *
  * Charged to the memory cgroup of the caller, not to the caps. Process
  * context, without ctx->lock: it may reclaim.
  *
- * Return: the entry, or NULL when memory runs out.
+ * Return: the entry, or NULL when memory runs out (or would have to be
+ * reclaimed, with @nowait).
  */
-struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx);
+struct tw_entry *twheel_alloc_entry(struct twheel_ctx *ctx, bool nowait);
 
 /**
  * twheel_free_entry() - free an entry of @ctx's wheel
@@ -160,8 +191,14 @@ void twheel_dev_exit(void);
 /*
  * Command @cmd (a TWHEEL_IOC_*) on the wheel of @file with the argument
  * at @uarg: what ioctl(2) returns, but -ENOIOCTLCMD for a command it
- * does not know. Process context, in the caller's mm (uring.c's too).
+ * does not know. With @nowait (io_uring's inline issue), -EAGAIN before
+ * anything is applied where the command would have to sleep for memory
+ * (reclaim, a large index table, a touch table's pages), so that io_uring
+ * issues it again from a worker that may; a BATCH or REFRESH whose later
+ * chunk would have to sleep stops before it with the count applied, as
+ * a signal stops one. Process context, in the caller's mm (uring.c's
+ * too).
  */
-long twheel_command(struct file *file, unsigned int cmd, void __user *uarg);
+long twheel_command(struct file *file, unsigned int cmd, void __user *uarg, bool nowait);
 
 #endif /* TWHEEL_DEV_H */

@@ -3,8 +3,10 @@
  * The events side of a wheel, part of the device layer: read(2),
  * readv(2) and io_uring's reads (read_iter) take the oldest expired
  * entries off the list, copy them out as struct twheel_event records and
- * free them, poll(2) says whether any wait, and the expiry job (clock.c)
- * wakes both. Readers need no lock of their own: each takes its events
+ * free them, and poll(2) says whether any wait. Both first catch up with
+ * what the timer marked due (clock.c), so a reader or a poller is woken
+ * by the timer itself and does the wheel's expiry work, in its own
+ * context, until events wait. Readers need no lock of their own: each takes its events
  * under ctx->lock and copies them out after, so that the events one
  * reader took are delivered to that reader only, and the oldest first
  * to each reader.
@@ -12,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -26,7 +29,6 @@
 #include "ops.h"
 #include "trace.h"
 #include "wheel.h"
-#include "worker.h"
 
 /* Events copied out at a time by read(2) (on the stack). */
 #define TWHEEL_READ_CHUNK	16
@@ -91,7 +93,9 @@ static void twheel_settle_events(struct twheel_ctx *ctx, struct tw_entry **taken
  * only wait left on the non-blocking path is for ctx->lock, which is
  * never held across a user copy, an allocation or another task; the
  * index shrink that a read may ask for (an allocation) is left to a
- * read that may block, or to the next operation.
+ * read that may block, or to the next operation. Catching up is CPU work
+ * of the wheel's own, not a wait: a non-blocking read does it too, until
+ * nothing is due.
  */
 ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -108,13 +112,25 @@ ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return -EINVAL;
 	if (!twheel_ready(ctx))
 		return -EBADFD;
-	twheel_job_adopt(&ctx->job, ctx->user);
 
 	/* Another reader may take what was there between the look and the take. */
-	while (!(n = twheel_take_events(ctx, ev, taken, min_t(size_t, max, TWHEEL_READ_CHUNK)))) {
+	for (;;) {
+		twheel_catch_up(ctx, TWHEEL_CATCH_UP_ALL);
+		n = twheel_take_events(ctx, ev, taken, min_t(size_t, max, TWHEEL_READ_CHUNK));
+		if (n)
+			break;
+		/* What a signal left due, its waiters were woken for. */
 		if (nowait)
 			return -EAGAIN;
-		ret = wait_event_interruptible(ctx->wqh, READ_ONCE(ctx->events_waiting));
+		/*
+		 * The mark first, with its acquire: a catching up by another
+		 * task between two plain loads of the count and then the mark
+		 * would leave this reader asleep with events waiting, and
+		 * catching up wakes nobody. A clear mark is seen with the count
+		 * it was cleared after (twheel_due()).
+		 */
+		ret = wait_event_interruptible(ctx->wqh, twheel_due(ctx) ||
+					       READ_ONCE(ctx->events_waiting));
 		if (ret)
 			return ret;
 	}
@@ -140,6 +156,12 @@ ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		cond_resched();
 		n = twheel_take_events(ctx, ev, taken,
 				       min_t(size_t, max - done, TWHEEL_READ_CHUNK));
+		if (!n && READ_ONCE(ctx->due)) {
+			/* The timer fired again while this read copied: go on. */
+			twheel_catch_up(ctx, TWHEEL_CATCH_UP_ALL);
+			n = twheel_take_events(ctx, ev, taken,
+					       min_t(size_t, max - done, TWHEEL_READ_CHUNK));
+		}
 		if (!n)
 			break;
 	}
@@ -154,11 +176,32 @@ ssize_t twheel_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return done ? done * sizeof(*ev) : ret;
 }
 
+/*
+ * Queued on ctx->wqh, then caught up: a timer that fires after that wakes
+ * the caller, which polls again (see "Ordering of the due mark" in
+ * clock.c). Catching up wakes nobody, so an edge-triggered epoll hears of
+ * a tick's events once, from the timer, and not again from its own poll.
+ * A signal may cut the catching up short; then the wheel is still due,
+ * and its waiters, this caller too, are woken to go on.
+ *
+ * A kernel thread that polls does none of the work: aio's IOCB_CMD_POLL
+ * polls again from a kworker when woken, and the wheel's work must not
+ * leave the cgroups of the tasks that use it for the root's. It is told
+ * EPOLLIN while the wheel is due, so that the aio poll completes and its
+ * submitter's read does the work (and may find that nothing expired: the
+ * one case of EPOLLIN before a read that answers EAGAIN).
+ */
 __poll_t twheel_poll(struct file *file, struct poll_table_struct *wait)
 {
 	struct twheel_ctx *ctx = file->private_data;
 
 	poll_wait(file, &ctx->wqh, wait);
+	if (current->flags & PF_KTHREAD) {
+		if (twheel_due(ctx))
+			return EPOLLIN | EPOLLRDNORM;
+	} else {
+		twheel_catch_up(ctx, TWHEEL_CATCH_UP_ALL);
+	}
 	return READ_ONCE(ctx->events_waiting) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 

@@ -9,12 +9,16 @@
  *
  * Entries are allocated with ctx->lock dropped (struct twheel_pool), so
  * that reclaim for one sharer at its memory cgroup's limit delays nobody
- * else, and the expiry job allocates nothing; the id index's tables too
+ * else, and expiry allocates nothing; the id index's tables too
  * (twheel_index_prepare()). Either makes the caller's present stale: it
- * reads the clock again after.
+ * reads the clock again after. A caller that must not sleep (an io_uring
+ * command issued inline) allocates a chunk's entries, and a small index
+ * table, without reclaim before it takes the lock, or applies nothing
+ * and answers -EAGAIN.
  */
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/slab.h>
 #include <linux/random.h>
 #include <linux/string.h>
 
@@ -65,13 +69,32 @@ static void twheel_pool_fill(struct twheel_ctx *ctx, struct twheel_pool *pool,
 	want = min_t(unsigned int, want, TWHEEL_POOL_MAX);
 	mutex_unlock(&ctx->lock);
 	while (pool->nr < want) {
-		struct tw_entry *e = twheel_alloc_entry(ctx);
+		struct tw_entry *e = twheel_alloc_entry(ctx, false);
 
 		if (!e)
 			break;
 		pool->e[pool->nr++] = e;
 	}
 	mutex_lock(&ctx->lock);
+}
+
+/*
+ * For a caller that must not sleep: @want entries (at most
+ * TWHEEL_POOL_MAX) into an empty @pool without reclaim, before the lock
+ * is taken. False if not all came; those that did stay for the drain.
+ */
+static bool twheel_pool_fill_nowait(struct twheel_ctx *ctx, struct twheel_pool *pool,
+				    unsigned int want)
+{
+	lockdep_assert_not_held(&ctx->lock);
+	while (pool->nr < want) {
+		struct tw_entry *e = twheel_alloc_entry(ctx, true);
+
+		if (!e)
+			return false;
+		pool->e[pool->nr++] = e;
+	}
+	return true;
 }
 
 /* Free what the call did not use. Without ctx->lock. */
@@ -119,6 +142,39 @@ void twheel_index_prepare(struct twheel_ctx *ctx)
 	if (table && !tw_index_offer(&ctx->wheel, table, bits, &key))
 		tw_index_free(table);
 	memzero_explicit(&key, sizeof(key));
+}
+
+/*
+ * Largest index table a caller that must not sleep allocates itself
+ * (GFP_NOWAIT, from the slab): a first table and the early doublings.
+ */
+#define TWHEEL_INDEX_NOWAIT_BYTES	(8 * PAGE_SIZE)
+
+/*
+ * twheel_index_prepare() for a caller that must not sleep: the table
+ * only if it is small and comes without reclaim; false if the index
+ * still asks for one. Under ctx->lock, which it keeps.
+ */
+static bool twheel_index_prepare_nowait(struct twheel_ctx *ctx)
+{
+	unsigned int bits = tw_index_wanted(&ctx->wheel);
+	struct tw_entry **table;
+	hsiphash_key_t key;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!bits)
+		return true;
+	if (sizeof(*table) << bits > TWHEEL_INDEX_NOWAIT_BYTES)
+		return false;
+	table = kcalloc(1UL << bits, sizeof(*table), GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (!table)
+		return false;
+	get_random_bytes(&key, sizeof(key));
+	/* Freed by the core with kvfree(), which takes the slab's memory too. */
+	if (!tw_index_offer(&ctx->wheel, table, bits, &key))
+		tw_index_free(table);
+	memzero_explicit(&key, sizeof(key));
+	return !tw_index_wanted(&ctx->wheel);
 }
 
 /*
@@ -341,24 +397,58 @@ static void twheel_op_one(struct twheel_ctx *ctx, struct twheel_pool *pool,
 }
 
 /*
+ * For a caller that must not sleep (@nowait): take the lock with every
+ * entry the chunk may add already allocated, and the index's table, if
+ * it asks for one, given; false (nothing applied) if either needs
+ * reclaim or a large table. Takes ctx->lock on success.
+ */
+static bool twheel_apply_nowait_begin(struct twheel_ctx *ctx, struct twheel_pool *pool,
+				      unsigned int may_add)
+{
+	if (!twheel_pool_fill_nowait(ctx, pool, may_add))
+		return false;
+	mutex_lock(&ctx->lock);
+	if (may_add && !twheel_index_prepare_nowait(ctx)) {
+		mutex_unlock(&ctx->lock);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Apply @n operations, each filling its out fields, under one lock hold
  * but where entries must be allocated (twheel_pool_fill()) or the index
- * asks for a table.
+ * asks for a table. With @nowait, allocated before, or -EAGAIN.
  */
-void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
+int twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n, bool nowait)
 {
 	struct twheel_pool pool = {};
 	unsigned int i, j, may_add, tried = 0;
 	bool placed = false;
 	ktime_t now;
 
-	mutex_lock(&ctx->lock);
-	twheel_index_keep_up(ctx, &tried);
+	if (nowait) {
+		for (i = 0, may_add = 0; i < n; i++)
+			may_add += twheel_op_may_add(&ops[i]);
+		if (n > TWHEEL_POOL_MAX || !twheel_apply_nowait_begin(ctx, &pool, may_add)) {
+			twheel_pool_drain(ctx, &pool);
+			return -EAGAIN;
+		}
+	} else {
+		mutex_lock(&ctx->lock);
+		twheel_index_keep_up(ctx, &tried);
+	}
 	now = twheel_present(ctx);
 	for (i = 0; i < n; i++) {
-		if (twheel_op_may_add(&ops[i]) && twheel_index_keep_up(ctx, &tried))
+		/*
+		 * Without @nowait, the index's table and the entries when
+		 * needed; with it, the pool holds an entry for every op that
+		 * may add, and a chain that grew long meanwhile moves to a new
+		 * key at the next call that may sleep.
+		 */
+		if (!nowait && twheel_op_may_add(&ops[i]) && twheel_index_keep_up(ctx, &tried))
 			now = twheel_present(ctx);
-		if (!twheel_op_check(ctx, &ops[i]) &&
+		if (!nowait && !twheel_op_check(ctx, &ops[i]) &&
 		    twheel_pool_short(ctx, &pool, &ops[i], ops[i].id)) {
 			for (j = i, may_add = 0; j < n; j++)
 				may_add += twheel_op_may_add(&ops[j]);
@@ -378,6 +468,7 @@ void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n)
 	twheel_publish(ctx);
 	mutex_unlock(&ctx->lock);
 	twheel_pool_drain(ctx, &pool);
+	return 0;
 }
 
 int twheel_refresh_prepare(const struct twheel_ctx *ctx, u32 flags, u64 timeout_ns,
@@ -409,8 +500,8 @@ int twheel_refresh_prepare(const struct twheel_ctx *ctx, u32 flags, u64 timeout_
 	return 0;
 }
 
-unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
-				  const u64 *ids, unsigned int n, u64 *failed)
+long twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
+			  const u64 *ids, unsigned int n, u64 *failed, bool nowait)
 {
 	bool may_add = twheel_op_may_add(tmpl);
 	unsigned int i, nr_failed = 0, tried = 0;
@@ -420,17 +511,25 @@ unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op
 	int bad, ret;
 	ktime_t now;
 
-	mutex_lock(&ctx->lock);
-	twheel_index_keep_up(ctx, &tried);
+	if (nowait) {
+		if (n > TWHEEL_POOL_MAX ||
+		    !twheel_apply_nowait_begin(ctx, &pool, may_add ? n : 0)) {
+			twheel_pool_drain(ctx, &pool);
+			return -EAGAIN;
+		}
+	} else {
+		mutex_lock(&ctx->lock);
+		twheel_index_keep_up(ctx, &tried);
+	}
 	now = twheel_present(ctx);
 	bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
 	for (i = 0; i < n; i++) {
-		if (may_add && !bad && twheel_index_keep_up(ctx, &tried)) {
+		if (!nowait && may_add && !bad && twheel_index_keep_up(ctx, &tried)) {
 			now = twheel_present(ctx);
 			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);
 		}
 		/* Every id left may be added: allocate for them all at once. */
-		if (!bad && twheel_pool_short(ctx, &pool, tmpl, ids[i])) {
+		if (!nowait && !bad && twheel_pool_short(ctx, &pool, tmpl, ids[i])) {
 			twheel_pool_fill(ctx, &pool, n - i);
 			now = twheel_present(ctx);
 			bad = twheel_op_tick(ctx, tmpl, now, &tick, &timeout);

@@ -26,11 +26,17 @@ struct twheel_op;
  * @ops:	the operations; each one's out fields (deadline_ns,
  *		remaining_ns, result) are filled in.
  * @n:		how many, best at most TWHEEL_BATCH_CHUNK.
+ * @nowait:	the caller must not sleep (an io_uring command issued
+ *		inline): allocate without reclaim, before the lock, at most
+ *		a small index table.
  *
  * Under one hold of ctx->lock, but where entries must be allocated or the
  * id index asks for a table. Process context, without ctx->lock.
+ *
+ * Return: 0, or -EAGAIN with @nowait when applying would have to sleep
+ * for memory: then nothing is applied.
  */
-void twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n);
+int twheel_apply(struct twheel_ctx *ctx, struct twheel_op *ops, unsigned int n, bool nowait);
 
 /**
  * twheel_refresh_prepare() - check a REFRESH of many ids, and make its template
@@ -53,15 +59,16 @@ int twheel_refresh_prepare(const struct twheel_ctx *ctx, u32 flags, u64 timeout_
  * @ids:	the ids.
  * @n:		how many, best at most TWHEEL_REFRESH_CHUNK.
  * @failed:	room for @n ids: those that failed.
+ * @nowait:	as twheel_apply()'s.
  *
  * Under one hold of ctx->lock (but where entries must be allocated or the
  * index asks for a table): one deadline for all of them, or for those
  * after such a break. Process context, without ctx->lock.
  *
- * Return: how many ids failed.
+ * Return: how many ids failed, or -EAGAIN as twheel_apply() does.
  */
-unsigned int twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
-				  const u64 *ids, unsigned int n, u64 *failed);
+long twheel_apply_refresh(struct twheel_ctx *ctx, const struct twheel_op *tmpl,
+			  const u64 *ids, unsigned int n, u64 *failed, bool nowait);
 
 /**
  * twheel_dump_chunk() - list the next ids of a dump

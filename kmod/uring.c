@@ -16,7 +16,10 @@
  * TOUCH_REGISTER (which pins one) answer -EAGAIN, and io_uring issues
  * them again from an io-wq worker; every other command runs inline as
  * the ioctl would, waiting only for the wheel's lock, which is never held
- * across a user copy or an allocation.
+ * across a user copy or an allocation, but allocates without reclaim:
+ * where its entries or the index's table would need reclaim (or the
+ * table is large), it answers -EAGAIN before applying anything, and
+ * io_uring issues it again from a worker (dev.h, twheel_command()).
  *
  * Kernels without ->uring_cmd (before 5.19) build none of this: their
  * io_uring has no IORING_OP_URING_CMD and fails such an SQE with -EINVAL.
@@ -46,7 +49,11 @@ int twheel_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if ((cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_TOUCH_REGISTER) &&
 	    issue_flags & IO_URING_F_NONBLOCK)
 		return -EAGAIN;
-	ret = twheel_command(ioucmd->file, cmd, u64_to_user_ptr(arg));
+	ret = twheel_command(ioucmd->file, cmd, u64_to_user_ptr(arg),
+			     issue_flags & IO_URING_F_NONBLOCK);
+	/* Nothing applied: io_uring issues it again from a worker. */
+	if (ret == -EAGAIN && issue_flags & IO_URING_F_NONBLOCK)
+		return -EAGAIN;
 	/* ioctl(2) turns an unknown command into ENOTTY in the VFS; do so too. */
 	if (ret == -ENOIOCTLCMD)
 		ret = -ENOTTY;

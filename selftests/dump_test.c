@@ -33,7 +33,8 @@
 #define NR_BIG		(debug_kernel() ? NR_MILLION / 32 : NR_MILLION)
 #define CHUNK		(1U << 15)
 #define ENT		sizeof(struct twheel_dump_entry)
-#define PAGE		4096
+/* The page size: 4 KiB, or 16 or 64 KiB on some arm64 kernels. */
+#define PAGE		((size_t)sysconf(_SC_PAGESIZE))
 
 /* Ids scattered over the u64 space; the index is in the top 20 bits. */
 static uint64_t id_of(unsigned int i)

@@ -2,7 +2,9 @@
 /*
  * /proc/PID/fdinfo of a wheel: the settings given at setup and the
  * counters (live, events_waiting, expired_total, ticks_run,
- * ticks_caught_up), each as "name:\tdecimal", moving as they should.
+ * ticks_caught_up, due), each as "name:\tdecimal", moving as they should:
+ * as of the last look at the wheel, since the tasks that look at it do
+ * its expiry work.
  */
 #include "twheel_util.h"
 #include "kselftest_harness.h"
@@ -13,6 +15,7 @@
 static const char *const keys[] = {
 	"tick_ns", "default_timeout_ns", "clockid", "max_entries", "live",
 	"events_waiting", "expired_total", "ticks_run", "ticks_caught_up",
+	"due",
 };
 
 FIXTURE(wheel) {
@@ -146,6 +149,41 @@ TEST_F(wheel, ticks_run_advances_with_time)
 	EXPECT_LT(t0, t1);
 	/* Counted in ticks, not runs: only that it never goes back. */
 	EXPECT_LE(c0, c1);
+}
+
+/*
+ * Nobody looks: the timer marks the wheel due and does nothing else, so
+ * the id stays live and no event waits, for as long as nobody looks
+ * (fdinfo is no look). The first poll does the work.
+ */
+TEST_F(wheel, a_wheel_nobody_looks_at_is_due_and_does_nothing)
+{
+	uint64_t t0 = mono_ns(), until;
+	long long due;
+
+	ASSERT_EQ(0, dev_add(self->fd, 1, 300 * NSEC_PER_MSEC));
+	due = fdinfo_get(self->fd, "due");
+	/* Not before its deadline: a slow guest may have got there already. */
+	if (mono_ns() < t0 + 300 * NSEC_PER_MSEC)
+		EXPECT_EQ(0, due);
+	/*
+	 * Past the deadline (a cascade may mark the wheel due before it, and
+	 * nobody clears a mark while nobody looks), then the mark.
+	 */
+	while (mono_ns() < t0 + 300 * NSEC_PER_MSEC + 2 * TICK_NS)
+		sleep_ns(NSEC_PER_MSEC);
+	until = mono_ns() + 10 * NSEC_PER_SEC;
+	while (fdinfo_get(self->fd, "due") != 1 && mono_ns() < until)
+		sleep_ns(NSEC_PER_MSEC);
+	ASSERT_EQ(1, fdinfo_get(self->fd, "due"));
+	EXPECT_EQ(1, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "events_waiting"));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "expired_total"));
+	dev_look(self->fd);
+	EXPECT_EQ(0, fdinfo_get(self->fd, "due"));
+	EXPECT_EQ(0, fdinfo_get(self->fd, "live"));
+	EXPECT_EQ(1, fdinfo_get(self->fd, "events_waiting"));
+	EXPECT_EQ(1, fdinfo_get(self->fd, "expired_total"));
 }
 
 TEST_F(wheel, dup_shows_the_same_wheel)

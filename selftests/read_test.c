@@ -227,7 +227,8 @@ TEST_F(wheel, read_returns_whole_records_only)
 
 TEST_F(wheel, read_bad_buffer_is_efault_and_keeps_event)
 {
-	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	void *page = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
 			  -1, 0);
 
 	ASSERT_NE(MAP_FAILED, page);
@@ -236,7 +237,7 @@ TEST_F(wheel, read_bad_buffer_is_efault_and_keeps_event)
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, page, sizeof(self->ev[0])));
 	EXPECT_EQ(EFAULT, errno);
-	munmap(page, 4096);
+	munmap(page, psz);
 	/* An event is never lost: a failed copy leaves it waiting. */
 	EXPECT_EQ(1, dev_read_events(self->fd, self->ev, 1));
 	EXPECT_EQ(3, self->ev[0].id);
@@ -250,22 +251,23 @@ TEST_F(wheel, read_bad_buffer_is_efault_and_keeps_event)
 TEST_F(wheel, read_cut_by_fault_returns_whole_records_and_keeps_rest)
 {
 	const size_t rec = sizeof(struct twheel_event);
+	const size_t psz = (size_t)sysconf(_SC_PAGESIZE);
 	struct twheel_event *ev;
 	uint64_t seen = 0;
 	uint8_t *map;
 	ssize_t ret;
 	int i, got;
 
-	map = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+	map = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, map);
-	ASSERT_EQ(0, mprotect(map + 4096, 4096, PROT_NONE));
+	ASSERT_EQ(0, mprotect(map + psz, psz, PROT_NONE));
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, dev_add(self->fd, 100 + i, 0));
 	ASSERT_EQ(8, wait_waiting(self->fd, 8));
 
 	/* Room for 2 whole records and 10 bytes of a third before the hole. */
-	ev = (struct twheel_event *)(map + 4096 - 2 * rec - 10);
+	ev = (struct twheel_event *)(map + psz - 2 * rec - 10);
 	ret = read(self->fd, ev, 8 * rec);
 	EXPECT_EQ((ssize_t)(2 * rec), ret);
 	for (i = 0; i < 2 && ret > 0; i++)
@@ -279,7 +281,7 @@ TEST_F(wheel, read_cut_by_fault_returns_whole_records_and_keeps_rest)
 		seen |= 1ULL << (self->ev[i].id - 100);
 	}
 	EXPECT_EQ(0xffULL, seen);
-	munmap(map, 2 * 4096);
+	munmap(map, 2 * psz);
 }
 
 TEST_F(wheel, nonblocking_read_without_event_is_eagain)

@@ -23,7 +23,8 @@
 #define DFLT_NS		(10 * NSEC_PER_SEC)
 #define NR_IDS		40
 #define STALLED_RECS	16
-#define PAGE		4096
+/* The page size: 4 KiB, or 16 or 64 KiB on some arm64 kernels. */
+#define PAGE		((size_t)sysconf(_SC_PAGESIZE))
 
 static volatile sig_atomic_t signals_seen;
 

@@ -226,7 +226,7 @@ TEST_F(wheel, unwritable_failure_room_applies_nothing)
 /* Ids cut by an unmapped page: the count says how far it got, exactly. */
 TEST_F(wheel, ids_cut_by_unmapped_page_return_count_done)
 {
-	size_t page = 4096, n = page / sizeof(uint64_t);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = page / sizeof(uint64_t);
 	uint64_t *ids = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned int i, nf;

@@ -122,14 +122,21 @@ static uint64_t deadline_of(int fd, uint64_t id)
 	return dev_query(fd, id, &d, NULL) ? 0 : d;
 }
 
-/* Wait until fdinfo's @key reaches @n or @until (monotonic) passes. */
+/*
+ * Wait until fdinfo's @key reaches @n or @until (monotonic) passes,
+ * looking at the wheel each time (the looks happen when someone does).
+ */
 static long long wait_count(int fd, const char *key, long long n, uint64_t until)
 {
 	long long v;
 
-	while ((v = fdinfo_get(fd, key)) < n && mono_ns() < until)
+	for (;;) {
+		dev_look(fd);
+		v = fdinfo_get(fd, key);
+		if (v >= n || mono_ns() >= until)
+			return v;
 		sleep_ns(NSEC_PER_MSEC);
-	return v;
+	}
 }
 
 /* ---- the fixture: a wheel with a mapped table, or a registered one ---- */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * contain: attacks on the limits and the worker that need root to stage.
+ * contain: attacks on the limits and the freezer that need root to stage.
  *
  *  - Charges never pass a limit, even for a moment. As root, lower the
  *    module's max_user_entries to LIMIT; then, as an unprivileged user,
@@ -11,10 +11,11 @@
  *    (A charge that added before it compared would make the fitting add
  *    fail whenever it fell inside a failing setup's moment.)
  *  - A frozen group never holds up a close. A child in a cgroup v1
- *    freezer group sets up a wheel, which puts the wheel's worker in
- *    that group too, passes the fd to the parent and closes its own; the
- *    group is frozen; the parent's close, the last one, which stops the
- *    worker, must return at once, not when the group thaws.
+ *    freezer group sets up a wheel (the module once put the wheel's
+ *    worker thread in that group too), passes the fd to the parent and
+ *    closes its own; the group is frozen; the parent's close, the last
+ *    one, which frees the wheel, must return at once, not when the group
+ *    thaws.
  *
  *   contain		(run as root)
  *
@@ -172,7 +173,7 @@ static int test_frozen_close(void)
 
 	mkdir(FREEZER, 0755);
 	if (mount("contain", FREEZER, "cgroup", 0, "freezer")) {
-		ksft_test_result_skip("the last close of a wheel whose worker is in a frozen group returns: no cgroup v1 freezer to mount (%s)\n",
+		ksft_test_result_skip("the last close of a wheel set up in a frozen group returns: no cgroup v1 freezer to mount (%s)\n",
 				      strerror(errno));
 		rmdir(FREEZER);
 		return -1;
@@ -185,7 +186,7 @@ static int test_frozen_close(void)
 		int w;
 
 		close(sv[0]);
-		/* Wait to be moved in, then set up there: the worker joins the group. */
+		/* Wait to be moved in, then set up there. */
 		if (read(sv[1], &c, 1) != 1)
 			_exit(1);
 		w = wheel_new(O_CLOEXEC, 10 * NSEC_PER_MSEC, HOUR_NS, 0);
@@ -217,7 +218,7 @@ static int test_frozen_close(void)
 		goto thaw;
 	}
 	/*
-	 * The last close, from outside the group, stops the worker: in a
+	 * The last close, from outside the group, frees the wheel: in a
 	 * child, so that a close stuck until the thaw fails the test rather
 	 * than hanging it (a task in D state ignores signals).
 	 */
@@ -232,7 +233,7 @@ static int test_frozen_close(void)
 		sleep_ns(NSEC_PER_MSEC);
 	took = mono_ns() - t0;
 	ret = done == closer;
-	ksft_test_result(ret, "the last close of a wheel whose worker is in a frozen group returns (%llu ms%s)\n",
+	ksft_test_result(ret, "the last close of a wheel set up in a frozen group returns (%llu ms%s)\n",
 			 (unsigned long long)(took / NSEC_PER_MSEC), ret ? "" : ", still closing");
 thaw:
 	write_file(FGROUP "/freezer.state", "THAWED");

@@ -25,10 +25,13 @@
  * injected and failures those where the operation then returned an
  * error. SKIP (exit 4) on kernels without fault injection.
  */
+#include <dirent.h>
+#include <liburing.h>
 #include <poll.h>
 #include <sys/mman.h>
 
 #include "twheel_test.h"
+#include "twheel_uring.h"
 #include "kselftest.h"
 
 #define DBG		"/sys/kernel/debug"
@@ -320,8 +323,13 @@ static unsigned int sweep_read(void)
 
 		for (i = 0; i < READ_EVENTS; i++)
 			twheel_add(fd, 100 + i, 0);
-		while (fdinfo_get(fd, "events_waiting") != READ_EVENTS && mono_ns() < until)
+		/* Looked at (a poll that does not wait): expiry is done by who looks. */
+		for (;;) {
+			dev_look(fd);
+			if (fdinfo_get(fd, "events_waiting") == READ_EVENTS || mono_ns() >= until)
+				break;
 			sleep_ns(2 * NSEC_PER_MSEC);
+		}
 		buf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		/* Straddle the first page's end: two faults inside one read. */
 		buf = (struct twheel_event *)((char *)buf + 4096 - 5 * sizeof(*buf));
@@ -372,6 +380,90 @@ static unsigned int sweep_read(void)
 }
 
 /* kmemleak records mentioning twheel; -1 without kmemleak. */
+/* The process's io-wq worker threads (iou-wrk-*) now. */
+static int iou_workers(void)
+{
+	char path[300], comm[32];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		if (read_file(path, comm, sizeof(comm)) > 0 && !strncmp(comm, "iou-wrk", 7))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Ring commands issued inline must not sleep for memory (review item
+ * 6): their allocations are GFP_NOWAIT, and one that fails sends the
+ * whole command to an io-wq worker, which applies it once. Here only
+ * allocations that cannot sleep are fault points (ignore-gfp-wait=Y),
+ * armed for the submitting thread, which issues the command inline; the
+ * fault must be taken (an allocation that cannot sleep was made), the
+ * command must complete from a worker (an iou-wrk thread exists), and
+ * every op of it must be applied exactly once: a BATCH that applied its
+ * first ops and then went to the worker would find them EEXIST there.
+ * Returns 1 if held, 0 if not, -1 if the kernel has no ring commands.
+ */
+#define RING_OPS	16
+static int ring_nowait(unsigned int nth, unsigned int nr_ops, char *why, size_t len)
+{
+	struct twheel_op ops[RING_OPS];
+	struct twheel_batch_args args = { .ops = (uintptr_t)ops, .count = nr_ops };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int fd = wheel(), res, workers, injected, i, ok = 0;
+	long long live;
+
+	if (io_uring_queue_init(4, &ring, 0)) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < (int)nr_ops; i++)
+		twheel_prep_add(&ops[i], 1000 + i, HOUR);
+	sqe = io_uring_get_sqe(&ring);
+	if (!sqe) {
+		snprintf(why, len, "no SQE");
+		goto out;
+	}
+	twheel_prep_uring_batch(sqe, fd, &args);
+	arm(nth);
+	io_uring_submit(&ring);
+	injected = disarm();
+	if (io_uring_wait_cqe(&ring, &cqe)) {
+		snprintf(why, len, "no completion");
+		goto out;
+	}
+	res = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	if (res == -EINVAL) {
+		/* Before 5.19: no IORING_OP_URING_CMD. */
+		ok = -1;
+		goto out;
+	}
+	workers = iou_workers();
+	live = fdinfo_get(fd, "live");
+	for (i = 0; i < (int)nr_ops && !ops[i].result; i++)
+		;
+	snprintf(why, len, "fault %s, res %d, %d iou-wrk threads, live %lld of %u, op %d: %d",
+		 injected ? "taken" : "not taken (no allocation that cannot sleep)", res,
+		 workers, live, nr_ops, i < (int)nr_ops ? i : -1, i < (int)nr_ops ? ops[i].result : 0);
+	ok = injected && res == (int)nr_ops && workers > 0 && live == nr_ops && i == (int)nr_ops;
+out:
+	io_uring_queue_exit(&ring);
+	close(fd);
+	return ok;
+}
+
 static int kmemleak_twheel(int *all)
 {
 	static char buf[1 << 20];
@@ -415,7 +507,7 @@ int main(void)
 		if (write_file(knobs[i].path, knobs[i].val))
 			ksft_exit_skip("cannot configure fault injection in debugfs\n");
 	}
-	ksft_set_plan(9);
+	ksft_set_plan(11);
 
 #define SWEEP(call, name) do {							\
 		unsigned int b0 = bad;						\
@@ -434,6 +526,28 @@ int main(void)
 	SWEEP(sweep_single(TWHEEL_OP_REFRESH, TWHEEL_OPF_ADD_IF_ABSENT, 0, "refresh-aia"),
 	      "refresh with ADD_IF_ABSENT");
 	SWEEP(sweep_read(), "read into unfaulted pages");
+
+	/* Only allocations that cannot sleep are fault points from here on. */
+	write_file(DBG "/failslab/ignore-gfp-wait", "Y");
+	write_file(DBG "/fail_page_alloc/ignore-gfp-wait", "Y");
+	{
+		static const struct { unsigned int nth, ops; const char *what; } r[] = {
+			{ 1, 1, "a ring ADD issued inline" },
+			{ 5, RING_OPS, "a ring BATCH of 16 adds issued inline, its 5th entry" },
+		};
+		char why[200];
+
+		for (i = 0; i < 2; i++) {
+			int held = ring_nowait(r[i].nth, r[i].ops, why, sizeof(why));
+
+			if (held < 0)
+				ksft_test_result_skip("%s allocates without sleeping and goes to a worker when that fails: no ring commands\n",
+						      r[i].what);
+			else
+				ksft_test_result(held, "%s allocates without sleeping and goes to a worker when that fails (%s)\n",
+						 r[i].what, why);
+		}
+	}
 
 	for (i = 0; i < NKNOBS; i++)
 		if (knobs[i].saved[0])

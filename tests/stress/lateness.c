@@ -7,8 +7,9 @@
  * 10 ms tick and read back by this thread as they expire, while 0 or 2
  * threads spin on the guest's CPUs. For each event, lateness is
  * expired_ns - deadline_ns: how long after the deadline the kernel's
- * expiry work processed it (hrtimer, then the wheel's worker thread, which
- * competes with the hogs). Reported as p50/p99/max; asserted only that
+ * expiry work processed it (the hrtimer wakes this thread, blocked in
+ * read(2), and its read does the expiry, competing with the hogs as any
+ * thread does). Reported as p50/p99/max; asserted only that
  * nothing is early (deadline >= the time of the add + timeout, expiry
  * stamp >= deadline, read(2) returning after the deadline) and nothing
  * is lost or delivered twice. The time read(2) returned after the

@@ -153,6 +153,8 @@ static void agent_loop(int in, int out, uid_t uid)
 			break;
 		case 'w':
 			for (i = 0; i < 1000; i++) {
+				/* Expired by whoever looks: a poll that does not wait. */
+				dev_look(fds[c.wheel]);
 				if (fdinfo_get(fds[c.wheel], "events_waiting") >= (long long)c.count)
 					break;
 				sleep_ns(10 * NSEC_PER_MSEC);

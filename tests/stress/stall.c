@@ -12,7 +12,9 @@
  *	batch		one TWHEEL_IOC_BATCH of 1M adds (the index grows
  *			from 64 buckets to 512K on the way)
  *	expire		1M ids due on the same tick: the cascade and the
- *			expiry in the module's worker thread
+ *			expiry, done by the driver's poll(2) on the wheel
+ *			(woken by the wheel's timer, as an event loop is:
+ *			the module has no thread of its own)
  *	read		one read(2) of the 1M waiting events; its end asks
  *			for the index shrink
  *	shrink		the shrunk index takes the old table over and frees
@@ -365,11 +367,26 @@ static int paths_million(uint64_t n, unsigned int margin)
 	if (mono_ns() > deadline)
 		ksft_print_msg("the batch ended %.1f s after the deadline\n", (mono_ns() - deadline) / 1e9);
 
-	/* The cascade starts up to 64 ticks before the deadline: watch from now. */
+	/*
+	 * The cascade starts up to 64 ticks before the deadline: watch from
+	 * now. The work is done by whoever looks at the wheel: this thread,
+	 * in poll(2), woken by the wheel's timer for each tick due (the
+	 * cascades, then the expiry of all n), as an event loop would be; a
+	 * second bounds each wait. Events some ticks later than the first (a
+	 * batch that outlasted the deadline) would keep poll from waiting:
+	 * then it sleeps 20 ms between looks.
+	 */
 	window_open(&exp);
-	while (fdinfo_get(fd, "events_waiting") < (long long)n &&
-	       mono_ns() < deadline + 600 * NSEC_PER_SEC)
-		sleep_ns(20 * NSEC_PER_MSEC);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long long waiting = fdinfo_get(fd, "events_waiting");
+
+		if (waiting >= (long long)n || mono_ns() >= deadline + 600 * NSEC_PER_SEC)
+			break;
+		if (waiting > 0)
+			sleep_ns(20 * NSEC_PER_MSEC);
+		poll(&p, 1, 1000);
+	}
 	done_at = mono_ns();
 	window_close(&exp);
 
@@ -385,9 +402,9 @@ static int paths_million(uint64_t n, unsigned int margin)
 	if (on_tick != n)
 		ksft_print_msg("expire: only %llu of %llu events due on one tick: the batch outlasted the deadline\n",
 			       (unsigned long long)on_tick, (unsigned long long)n);
-	/* The worker's time is what the window left to others than us two. */
-	record(P_EXPIRE, n, &exp, exp.wall_ns - exp.gap.run_ns - exp.cpu_ns);
-	ksft_print_msg("expire: all expired %.2f s after the deadline (polled every 20 ms)\n",
+	/* The expiry's time is the driver's own: its polls did the work. */
+	record(P_EXPIRE, n, &exp, exp.cpu_ns);
+	ksft_print_msg("expire: all expired %.2f s after the deadline (in this thread's poll(2), woken by the timer)\n",
 		       ((int64_t)(done_at - deadline)) / 1e9);
 	record(P_READ, n, &win, win.cpu_ns);
 

@@ -101,10 +101,7 @@
  *			entry caps as its size in entries would (8 slots or
  *			so per entry), whoever's memory it is.
  *
- * Setup is done once per wheel: a second call fails with EBUSY. It gives
- * the wheel its worker, the kernel thread that runs its expiry in the
- * caller's cgroups, charged and throttled with the caller (cgroup v2
- * from Linux 5.16 on; ENOSPC past the module parameter max_user_workers).
+ * Setup is done once per wheel: a second call fails with EBUSY.
  */
 struct twheel_setup_args {
 	__u64 tick_ns;
@@ -216,20 +213,32 @@ struct twheel_batch_args {
  * @deadline_ns: its deadline, on the tick grid.
  * @expired_ns:	when the wheel processed the tick that passed it;
  *		never before @deadline_ns. @expired_ns - @deadline_ns is the
- *		event's lateness: a fraction of a tick with CPUs free, more
- *		when the wheel's worker (a nice-0 kernel thread in the
- *		cgroups of the wheel's setup) waits for a busy CPU or for its
- *		cgroup's cpu.max; the deadline itself is never early.
+ *		event's lateness: a fraction of a tick for a reader that
+ *		waits in read(2), poll or epoll with CPUs free, more when it
+ *		waits for a busy CPU or its cgroup's cpu.max, or looks late.
+ *		The wheel has no thread: its timer marks it due and wakes
+ *		its readers, and the task that reads, polls or sends a
+ *		command does the expiry work, in its own context. The
+ *		deadline itself is never early.
  *
  * read(2) (and readv(2), and reads submitted through io_uring) returns
  * whole records only, in deadline order (ids with the same deadline in
  * unspecified order); a buffer smaller than one record fails with
- * EINVAL. Without O_NONBLOCK it blocks until at least one event waits;
+ * EINVAL. A read, and a poll, first do all the expiry work that is due
+ * (CPU spent in the caller's system call, with chances to reschedule),
+ * and every command first does a chunk of it (TWHEEL_IOC_OP of an id
+ * whose deadline has passed finds it live only while that work has not
+ * reached its tick yet, as before any tick is processed); fdinfo's
+ * counts are those of the last such look. Without O_NONBLOCK a read
+ * blocks until at least one event waits;
  * with it, or with RWF_NOWAIT, it fails with EAGAIN instead. A read
  * takes its events off the queue before copying them out, so each
  * event goes to one reader, a reader whose copy stalls (its buffer's
  * memory is slow to come) holds up no other, and poll(2) says EPOLLIN
- * exactly while there are events for a read to take. io_uring's reads
+ * exactly while there are events for a read to take (but to a kernel
+ * thread, such as the kworker that completes aio's IOCB_CMD_POLL, which
+ * does none of the wheel's work: it is told EPOLLIN while work is due,
+ * and the read after it may find nothing). io_uring's reads
  * need no worker thread: the device answers
  * its non-blocking attempt EAGAIN and io_uring waits for EPOLLIN, so
  * IORING_OP_READ completes when events come, and
@@ -395,10 +404,14 @@ struct twheel_dump_args {
  * keeps its id alive one timeout more, not forever. A look costs O(1) and
  * re-arms an id at most once per deadline processed. A store is seen if
  * it is visible before the kernel processes the deadline; a later one is
- * not, and the reader can tell: the event's deadline_ns precedes the
- * stamp in the slot. Binding an id to a slot never counts the value the
- * slot holds then, whatever it is, so a slot reused for a new id does not
- * pass on the old id's stamp. The kernel never writes to the table.
+ * not, whatever time it holds (a thread may be preempted between its
+ * clock read and its store). The reader can tell from the slot: a stamp
+ * later than the event's deadline_ns minus the id's timeout is a touch
+ * that came too late to count (one late by less than a tick may not
+ * show, as the deadline was rounded up to the grid). Binding an id to a
+ * slot never counts the value the slot holds then, whatever it is, so a
+ * slot reused for a new id does not pass on the old id's stamp. The
+ * kernel never writes to the table.
  */
 
 /*
@@ -471,7 +484,13 @@ struct twheel_touch_register_args {
  * inline, in the submitting task (or the SQPOLL thread), as the ioctl
  * runs in its caller: a huge batch keeps the submission as long as the
  * ioctl would keep its caller (IOSQE_ASYNC hands it to an io-wq worker
- * instead). TWHEEL_IOC_SETUP and TWHEEL_IOC_TOUCH_REGISTER always run
+ * instead). Inline, a command never sleeps for memory: it allocates its
+ * entries (and a small id index table) without reclaim before applying
+ * anything, and where that fails, or the index wants a large table, it
+ * runs from an io-wq worker instead, with the same result; a BATCH or
+ * REFRESH that meets this after its first chunk completes with the count
+ * it applied, as one cut by a signal does, and the rest can be submitted
+ * again. TWHEEL_IOC_SETUP and TWHEEL_IOC_TOUCH_REGISTER always run
  * from an io-wq worker. Kernels before 5.19 have no IORING_OP_URING_CMD
  * and complete the SQE with -EINVAL, as for any opcode they do not know
  * (io_uring's probe, IORING_REGISTER_PROBE, tells beforehand).
