@@ -43,14 +43,21 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * cgroup_attach_task_all() joins cgroup v2 too since 5.16 (for vhost);
- * before, it joins the v1 hierarchies only and a thread stays in the
- * root of v2.
+ * How the touch table's pages reach user space. Before 5.11 an accounted
+ * page (alloc_page(__GFP_ACCOUNT) in a memory cgroup other than the root)
+ * is typed PageKmemcg in page->page_type, which shares its word with
+ * _mapcount: a mapping that counts itself in the page corrupts it ("BUG:
+ * Bad page map ... mapcount:-512" at unmap, 5.10). There the fault
+ * handler inserts the page frame instead (VM_PFNMAP, no mapcount, no
+ * reference): the table stays charged to the memory cgroup, and lives as
+ * long as its mappings all the same, since each holds the file. From
+ * 5.11 the charge is a flag of its own and the page is mapped as a page.
  */
-static inline bool twheel_cgroup_joins_v2(void)
-{
-	return LINUX_VERSION_CODE >= KERNEL_VERSION(5, 16, 0);
-}
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define TWHEEL_TOUCH_PFNMAP	1
+#else
+#define TWHEEL_TOUCH_PFNMAP	0
+#endif
 
 /*
  * lockdep_assert_not_held(): since 5.14. A macro, so its absence is the

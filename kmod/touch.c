@@ -9,14 +9,16 @@
  * The table is ordinary pages, allocated at setup with GFP_KERNEL_ACCOUNT
  * (charged to the caller's memory cgroup; lowmem, so the kernel reads them
  * through the direct map) and handed to userspace one page at a time by
- * the fault handler. The kernel side reads a slot with one READ_ONCE() of
+ * the fault handler (before 5.11 as page frames: compat.h's
+ * TWHEEL_TOUCH_PFNMAP). The kernel side reads a slot with one READ_ONCE() of
  * an aligned u64 in memory it owns: it never faults and never sleeps, so
  * it may run under the wheel's lock, and whatever userspace writes there
  * is only ever a number to it.
  *
  * Lifetime: a mapping holds a reference to the file, so the table lives
  * until the last mapping and the last descriptor are gone; pages mapped
- * into a process hold their own reference as well.
+ * into a process hold their own reference as well (not before 5.11, where
+ * the mapping's file is what keeps them).
  *
  * A registered table (TWHEEL_SETUPF_TOUCH_USER) is the process's own
  * shared memory instead (MAP_SHARED anonymous memory, shm or memfd, a
@@ -270,6 +272,8 @@ static vm_fault_t twheel_touch_fault(struct vm_fault *vmf)
 	if (vmf->pgoff >= t->nr_pages)
 		return VM_FAULT_SIGBUS;
 	page = t->pages[vmf->pgoff];
+	if (TWHEEL_TOUCH_PFNMAP)
+		return vmf_insert_pfn(vmf->vma, vmf->address, page_to_pfn(page));
 	get_page(page);
 	vmf->page = page;
 	return 0;
@@ -291,7 +295,7 @@ int twheel_touch_mmap(struct twheel_touch_table *t, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_MAYSHARE) || (vma->vm_flags & VM_EXEC))
 		return -EINVAL;
 	vm_flags_clear(vma, VM_MAYEXEC);
-	vm_flags_set(vma, VM_DONTEXPAND);
+	vm_flags_set(vma, VM_DONTEXPAND | (TWHEEL_TOUCH_PFNMAP ? VM_PFNMAP : 0));
 	vma->vm_private_data = t;
 	vma->vm_ops = &twheel_touch_vm_ops;
 	return 0;
