@@ -20,7 +20,7 @@
  * kernel: a hist trigger on raw_syscalls:sys_enter for the receiving
  * thread; "-1" where tracefs has none), and the CPU per refresh of the
  * receiver, of the SQPOLL thread (iou-sqp-*, part of the process) and of
- * the module's threads (bench.h), the sender left out: it does the same
+ * the kworkers (bench.h), the sender left out: it does the same
  * work in every way. "net" subtracts the recv way's CPU per id: what the
  * refresh itself costs.
  *
@@ -163,14 +163,6 @@ static uint64_t sqpoll_ns(void)
 	}
 	closedir(d);
 	return sum;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static struct io_uring_sqe *sqe_of(struct io_uring *ring)

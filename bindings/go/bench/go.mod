@@ -4,6 +4,7 @@ go 1.23
 
 require (
 	github.com/zeromicro/go-zero v1.9.2
+	golang.org/x/sys v0.30.0
 	twheel.dev/twheel v1.0.0
 )
 
@@ -15,7 +16,6 @@ require (
 	go.opentelemetry.io/otel v1.24.0 // indirect
 	go.opentelemetry.io/otel/trace v1.24.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 )
 
 replace twheel.dev/twheel => ../

@@ -14,12 +14,13 @@ running event loop, and is measured the same way:
                       is merged away, and VmallocUsed for the id index, as
                       stress/scale.c measures it), divided by n.
   cpu_ns_per_refresh  user + system CPU of the process (getrusage) over a
-                      stream of STREAM refreshes of random ids among n, plus
-                      the CPU the module's work took meanwhile in its
-                      twheel/N threads and the kworkers (their
-                      /proc/PID/schedstat run time, as bench/device/bench.h
-                      kthreads_ns() does, read while the wheel is open),
-                      divided by STREAM.
+                      stream of STREAM refreshes of random ids among n
+                      (with the module's work its calls do: the module has
+                      no thread, its expiry and touch work runs in the
+                      calls that use a wheel), plus the kworkers' time
+                      meanwhile (their /proc/PID/schedstat run time, as
+                      bench/device/bench.h kthreads_ns() does), where the
+                      kernel runs what it defers, divided by STREAM.
                       The loop runs between chunks of CHUNK refreshes, as a
                       server's would between packets. Before the stream
                       every id of a wheel is refreshed once, unmeasured:
@@ -36,10 +37,14 @@ running event loop, and is measured the same way:
   twheel-refresh-many Wheel.refresh_many() of CHUNK ids (TWHEEL_IOC_REFRESH).
   twheel-touch        Wheel.touch(slot), a store into the touch table; the
                       ids are due at one deadline past the stream's end, and
-                      the figure waits for the module to look at every slot
-                      and adds those threads' time for the re-arms (their share
-                      of the looks; the looks that expire untouched ids are
-                      expiry, which no figure counts), as bench/devbench.c.
+                      the process then looks at the wheel (a poll that does
+                      not wait, as the loop's selector would) from the
+                      deadline on, every 20 ms until the module has looked
+                      at every slot, and adds the looks' CPU time (the
+                      thread's, around each poll) and the kworkers' for the
+                      re-arms (their share of the looks; the looks that
+                      expire untouched ids are expiry, which no figure
+                      counts), as bench/devbench.c.
 
 Output, per implementation and n:
   binding-bench: lang=python impl=I n=N cpu_ns_per_refresh=C bytes_per_id=B
@@ -55,6 +60,7 @@ import asyncio
 import os
 import random
 import resource
+import select
 import subprocess
 import sys
 import time
@@ -76,17 +82,14 @@ def cpu_ns() -> int:
 
 
 def kthreads_ns() -> int:
-    """Run time of the module's twheel/N threads (where its expiry and touch
-    work runs) and of every kworker (where the kernel runs what it defers).
-    A twheel/N thread stops with its last wheel and takes its time with it:
-    read this while the wheel is open."""
+    """Run time of every kworker (where the kernel runs what it defers)."""
     total = 0
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if not f.read().startswith(("kworker/", "twheel/")):
+                if not f.read().startswith("kworker/"):
                     continue
             with open(f"/proc/{pid}/schedstat") as f:
                 total += int(f.read().split()[0])
@@ -132,12 +135,22 @@ def fdinfo(fd: int, name: str) -> int:
     return _field(f"/proc/self/fdinfo/{fd}", name)
 
 
+def look_ns(poller: select.poll) -> int:
+    """Look at the wheel registered in @poller with a poll(2) that does not
+    wait: what its timer marked due is expired, re-armed or cascaded now,
+    by this thread. The CPU time that took this thread, in ns."""
+    t = time.thread_time_ns()
+    poller.poll(0)
+    return time.thread_time_ns() - t
+
+
 class Bench:
     def __init__(self, impl: str, n: int) -> None:
         self.impl = impl
         self.n = n
         rnd = random.Random(0x5EED ^ n)
         self.stream = array.array("Q", (rnd.randrange(n) for _ in range(STREAM)))
+        self.stream_end = 0     # cpu_ns() at the stream's end, if stream_run set it
 
     def report(self, cpu: int, mem: int, parts: str) -> None:
         print(f"binding-bench: lang=python impl={self.impl} n={self.n} "
@@ -156,8 +169,9 @@ class Bench:
                      f"({how} + VmallocUsed)")
         kw0 = kthreads_ns()
         c0 = cpu_ns()
+        self.stream_end = 0
         extra, parts = await self.stream_run(keep)
-        cpu = cpu_ns() - c0
+        cpu = (self.stream_end or cpu_ns()) - c0
         kw = kthreads_ns() - kw0
         self.close(keep)
         total = cpu + (kw if extra is None else extra)
@@ -168,14 +182,16 @@ class Bench:
         raise NotImplementedError
 
     def close(self, keep: object) -> None:
-        """After the measuring: a wheel's thread stops with it."""
+        """After the measuring."""
 
     async def settle(self, keep: object) -> None:
         """What follows the setup before anything is measured."""
 
     async def stream_run(self, keep: object) -> tuple[int | None, str]:
-        """Send the stream, leaving the wheel open; the module's CPU if not
-        the kernel threads' whole time meanwhile, and more to say."""
+        """Send the stream, leaving the wheel open; the module's CPU after
+        it if any (then it replaces the kworkers' time meanwhile, and the
+        process's time counts until the stream's end, self.stream_end), and
+        more to say."""
         raise NotImplementedError
 
     async def chunks(self, each: Callable[[array.array[int]], None]) -> None:
@@ -290,18 +306,25 @@ class WheelBench(Bench):
                 touch(slot)
 
         await self.chunks(each)
+        self.stream_end = cpu_ns()
         if wheel.now() >= self.deadline:
             raise SystemExit("bench: the touch stream outlasted its deadline")
         touched = len(set(self.stream))
         kw0 = kthreads_ns()
         fd = wheel.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        looks_cpu = 0
         limit = time.monotonic() + (self.deadline - wheel.now()) / 1e9 + 120
+        # From the deadline on, every 20 ms until every id was looked at.
+        await asyncio.sleep(max(0, self.deadline - wheel.now()) / 1e9)
         while time.monotonic() < limit:
+            looks_cpu += look_ns(poller)
             looks = fdinfo(fd, "touch_rearms") + fdinfo(fd, "expired_total")
             if looks >= self.n:
                 break
             await asyncio.sleep(0.02)
-        kw = kthreads_ns() - kw0
+        kw = looks_cpu + kthreads_ns() - kw0
         rearms = fdinfo(fd, "touch_rearms")
         expired = fdinfo(fd, "expired_total")
         share = kw * rearms // max(1, rearms + expired)
@@ -325,7 +348,7 @@ def main() -> int:
     sizes = [int(a) for a in sys.argv[1:]] or [100_000, 1_000_000]
     k0 = kthreads_ns()
     time.sleep(1)
-    print(f"# binding-bench: twheel/N and kworker threads idle: {kthreads_ns() - k0} ns in 1 s; "
+    print(f"# binding-bench: kworker threads idle: {kthreads_ns() - k0} ns in 1 s; "
           f"stream {STREAM} refreshes in chunks of {CHUNK}", flush=True)
     failed = 0
     for n in sizes:

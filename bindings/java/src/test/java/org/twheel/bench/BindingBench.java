@@ -11,7 +11,9 @@
  *   twheel-touch        TouchTable.touch(slot): a clock read and a release
  *                       store; the module's later look at each id counted
  *                       (the ids are due at one deadline 20 s + 50 us an id
- *                       ahead, so that the looks begin after the stream)
+ *                       ahead, so that the looks begin after the stream),
+ *                       which the wheel's delivery thread (Wheel.listen)
+ *                       does when the wheel's timer wakes it
  *   twheel-timer        TwheelTimer: timeout.cancel() + newTimeout(); the
  *                       re-arms it defers are counted (TimerWithRearms)
  *   hashedwheeltimer    Netty's HashedWheelTimer, default tick: the same
@@ -27,14 +29,16 @@
  * cpu_ns_per_refresh: the CPU time over the stream of every Java thread
  * (ThreadMXBean: the caller's, the timer threads that tick, reap or read)
  * and of the collector (its MXBeans; serial GC, so that is CPU time),
- * which is the process's less its JIT compiler's, plus the CPU time in
- * the same span of the module's twheel/N threads, where its expiry and
- * touch-table work runs, and of the kworkers (their /proc/PID/schedstat,
- * as bench/device/bench.h's kthreads_ns() counts it), read before the
- * wheel is closed (a twheel/N thread stops with its last wheel and takes
- * its time along), per refresh. For twheel-touch that time is measured
- * until the module has looked at every id, and charged, as devbench does,
- * in the share of the looks that re-armed a touched id.
+ * which is the process's less its JIT compiler's (the module's work is in
+ * it: the module has no thread, its expiry and touch-table work runs in
+ * the calls of the threads that use a wheel, their reads above all),
+ * plus the CPU time in the same span of the kworkers, where the kernel
+ * runs what it defers (their /proc/PID/schedstat, as
+ * bench/device/bench.h's kthreads_ns() counts it), per refresh. For
+ * twheel-touch the delivery thread's time after the stream (and the
+ * kworkers') is measured until the module has looked at every id, and
+ * charged, as devbench does, in the share of the looks that re-armed a
+ * touched id.
  * bytes_per_id: after adding the n ids, the growth of the Java heap
  * after a full GC (the way's own objects; the caller's table of n
  * references to them and the shared task are allocated before and not
@@ -111,7 +115,7 @@ public final class BindingBench {
             return 0;
         }
 
-        /** Kernel threads' time to charge after the stream, for work the stream deferred; 0 by default. */
+        /** The module's time to charge after the stream, for work the stream deferred; 0 by default. */
         long deferredModuleNs() throws Exception {
             return 0;
         }
@@ -174,6 +178,14 @@ public final class BindingBench {
         final TouchTable t;
         final int n;
         /*
+         * The binding's delivery thread, as a server has one: blocked in
+         * read(2), woken by the wheel's timer for each tick due, it does
+         * the module's work then (the looks at the slots, the re-arms,
+         * the cascades) and takes the expirations of the ids the stream
+         * left untouched.
+         */
+        final Thread reader;
+        /*
          * Every id is due at one deadline, far enough ahead that adding
          * them and the stream end before it even in a slow VM (20 s and
          * 50 us an id): the module then looks at each id once.
@@ -187,6 +199,7 @@ public final class BindingBench {
             w = Wheel.open(new Wheel.Config().tick(TICK).timeout(TIMEOUT).touchSlots(n));
             t = w.touchTable();
             deadline = w.now() + TimeUnit.SECONDS.toNanos(20) + n * 50_000L;
+            reader = w.listen((id, deadlineNs, expiredNs) -> { });
         }
 
         @Override
@@ -222,13 +235,16 @@ public final class BindingBench {
         long deferredModuleNs() throws Exception {
             if (w.now() > deadline)
                 System.out.println("# binding-bench: impl=twheel-touch n=" + n + ": the stream outlasted the deadline");
+            ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+            long r0 = mx.getThreadCpuTime(reader.getId());
             long end = System.nanoTime() + (deadline - w.now()) + TimeUnit.SECONDS.toNanos(60);
+            /* The counts as of the reader's last look: it looks at every tick the timer marks due. */
             Map<String, Long> s = w.stats();
             while (s.get("touch_rearms") + s.get("expired_total") < n && System.nanoTime() < end) {
                 Thread.sleep(50);
                 s = w.stats();
             }
-            long kw = kthreadsNs() - kw0;
+            long kw = mx.getThreadCpuTime(reader.getId()) - r0 + kthreadsNs() - kw0;
             long rearms = s.get("touch_rearms");
             long looks = rearms + s.get("expired_total");
             System.out.printf("# binding-bench: impl=twheel-touch n=%d looks=%d rearms=%d module_ns=%d%n", n, looks,
@@ -284,8 +300,8 @@ public final class BindingBench {
      * its span, and re-arms it when it expires: the stream's refreshes
      * defer that work. So the ids are first due 60 s and 100 us an id
      * ahead; after the stream each expires once, and the work of that span
-     * (the timer's thread and
-     * the module's) is charged in the share of the ids the warm-up and the
+     * (the timer's thread, whose reads do the module's work, and the
+     * kworkers') is charged in the share of the ids the warm-up and the
      * stream refreshed, which it re-armed (the others expired); and the
      * re-arms still owed after that span (ids the stream left armed just
      * before their new deadline) at the span's cost per expiry.
@@ -312,7 +328,7 @@ public final class BindingBench {
                 Thread.sleep(10);
         }
 
-        /* The CPU time of the timer's thread and of the kernel threads. */
+        /* The CPU time of the timer's thread (the module's work too: its reads do it) and of the kworkers. */
         static long spentNs(ThreadMXBean mx, long worker) throws IOException {
             return mx.getThreadCpuTime(worker) + kthreadsNs();
         }
@@ -334,7 +350,10 @@ public final class BindingBench {
                 System.out.println("# binding-bench: impl=twheel-timer n=" + n + ": the stream outlasted the first deadlines");
             long e0 = info.get("expired_total");
             long w0 = spentNs(mx, worker), s0 = System.nanoTime();
-            /* Past every first deadline (a tick's worth and a second more), and every expiry read and re-armed. */
+            /*
+             * Past every first deadline (a tick's worth and a second more), and every expiry read and
+             * re-armed: the counts are as of the timer thread's last read, which the wheel's timer wakes.
+             */
             while (System.nanoTime() < firstDue + TimeUnit.SECONDS.toNanos(1) || wheelInfo().get("events_waiting") > 0)
                 Thread.sleep(50);
             Thread.sleep(300);
@@ -542,18 +561,14 @@ public final class BindingBench {
         return sum;
     }
 
-    /*
-     * The run time (schedstat) of the module's twheel/N threads, where its
-     * expiry and touch work runs, and of every kworker, where the kernel
-     * runs what it defers.
-     */
+    /* The run time (schedstat) of every kworker, where the kernel runs what it defers. */
     static long kthreadsNs() throws IOException {
         long sum = 0;
         try (DirectoryStream<Path> d = Files.newDirectoryStream(Path.of("/proc"), "[1-9]*")) {
             for (Path p : d) {
                 try {
                     String comm = Files.readString(p.resolve("comm"));
-                    if (!comm.startsWith("kworker/") && !comm.startsWith("twheel/"))
+                    if (!comm.startsWith("kworker/"))
                         continue;
                     sum += Long.parseLong(Files.readString(p.resolve("schedstat")).split(" ")[0]);
                 } catch (IOException | NumberFormatException gone) {
@@ -791,7 +806,7 @@ public final class BindingBench {
         if (Boolean.getBoolean("bench.idle")) {
             long idle = kthreadsNs();
             Thread.sleep(1000);
-            System.out.printf("# binding-bench: twheel/N and kworker threads idle: %d ns in 1 s; %s %s, %d CPUs%n",
+            System.out.printf("# binding-bench: kworker threads idle: %d ns in 1 s; %s %s, %d CPUs%n",
                     kthreadsNs() - idle, System.getProperty("java.vm.name"), System.getProperty("java.version"),
                     Runtime.getRuntime().availableProcessors());
         }
