@@ -47,6 +47,12 @@ packages() {
 		# private package lists, debootstrap for the sid chroot of the
 		# 7.x kernels and the language root, xz for linux-source.
 		echo qemu-system-x86 busybox-static cpio debian-archive-keyring debootstrap xz-utils ;;
+	arm64)
+		# The arm64 kernel lines of vm/kernels: their module and the
+		# selftests cross-built with Debian's cross compiler (the
+		# headers' own gcc-12-aarch64-linux-gnu comes as a kernel-dep),
+		# booted under qemu-system-aarch64 (vm/qemu.sh --arch arm64).
+		echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm ;;
 	style)
 		# checkpatch.pl of `make style` (it comes from the cached linux-source).
 		echo perl ;;
@@ -91,10 +97,10 @@ packages() {
 		# linked statically), and the VM's language root.
 		echo libhiredis-dev
 		packages vm ;;
-	check) for p in build vm style core examples python deb bindings; do packages "$p"; done ;;
+	check) for p in build vm arm64 style core examples python deb bindings; do packages "$p"; done ;;
 	demo) for p in build vm; do packages "$p"; done ;;
 	*)
-		echo "setup: no purpose '$1' (build vm style core examples python deb bindings server charts scenarios check demo)" >&2
+		echo "setup: no purpose '$1' (build vm arm64 style core examples python deb bindings server charts scenarios check demo)" >&2
 		exit 2 ;;
 	esac
 }

@@ -32,7 +32,10 @@
 #define TOUT_NS		(500 * NSEC_PER_MSEC)
 #define SLOTS		1000
 #define CAP		4096
-#define PAGE		4096
+/* The page size: 4 KiB, or 16 or 64 KiB on some arm64 kernels. */
+#define PAGE		((size_t)sysconf(_SC_PAGESIZE))
+/* The module's table of SLOTS slots: whole pages. */
+#define TABLE_BYTES	((SLOTS * 8 + PAGE - 1) / PAGE * PAGE)
 #define PROBE_ID	0x5eedULL
 /*
  * The timeout of ids whose re-arm is checked to the nanosecond. Each such
@@ -1036,11 +1039,11 @@ TEST_F(mapping, mmap_at_an_offset_is_einval)
 
 TEST_F(mapping, mmap_longer_than_the_table_is_einval)
 {
-	/* 1000 slots are 8000 bytes: two pages. */
+	/* 1000 slots are 8000 bytes: two 4 KiB pages, or one larger page. */
 	EXPECT_EQ(0, mmap_errno(self->fd, SLOTS * 8, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
-	EXPECT_EQ(0, mmap_errno(self->fd, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(0, mmap_errno(self->fd, TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
 	EXPECT_EQ(0, mmap_errno(self->fd, 1, PROT_READ, MAP_SHARED, 0));
-	EXPECT_EQ(EINVAL, mmap_errno(self->fd, 2 * PAGE + 1, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, mmap_errno(self->fd, TABLE_BYTES + 1, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
 	EXPECT_EQ(EINVAL, mmap_errno(self->fd, 64 * PAGE, PROT_READ, MAP_SHARED, 0));
 }
 
@@ -1069,11 +1072,11 @@ TEST_F(mapping, mprotect_cannot_make_the_table_executable)
 
 TEST_F(mapping, mremap_cannot_grow_the_table)
 {
-	void *p = mremap(self->t.slots, 2 * PAGE, 4 * PAGE, MREMAP_MAYMOVE);
+	void *p = mremap(self->t.slots, TABLE_BYTES, 2 * TABLE_BYTES, MREMAP_MAYMOVE);
 
 	EXPECT_EQ(MAP_FAILED, p);
 	if (p != MAP_FAILED)
-		munmap(p, 4 * PAGE);
+		munmap(p, 2 * TABLE_BYTES);
 	dev_touch_at(&self->t, 0, 43);
 	EXPECT_EQ(43, self->t.slots[0]);
 }

@@ -33,7 +33,7 @@ jobs=${TWHEEL_JOBS:-2}
 fragments="$here/debug.config"
 [ -f "$here/../selftests/config" ] && fragments="$fragments $(cd "$here/../selftests" && pwd)/config"
 
-line=$(awk '!/^#/ && $5 == "debug" { print $1 }' "$here/kernels")
+line=$(awk '!/^#/ && $6 == "debug" { print $1 }' "$here/kernels")
 [ -n "$line" ] || { echo "no line marked debug in vm/kernels" >&2; exit 1; }
 "$here/fetch-kernels.sh" source "$line" >&2
 # shellcheck disable=SC1090,SC1091,SC2154 # written by fetch-kernels.sh

@@ -34,6 +34,7 @@ if [ "$name" = debug ]; then
 	kdir=${tree#"$chroot_dir"}
 	release=$(cat "$tree/include/config/kernel.release")
 	cc=$(cat "$tree/../cc")
+	cross=
 else
 	"$here/fetch-kernels.sh" "$name"
 	# shellcheck disable=SC1090 # written by fetch-kernels.sh
@@ -41,8 +42,14 @@ else
 	# shellcheck disable=SC2154 # set by the env file
 	kdir=$headers
 	cc=
-	# Debian 11's headers name gcc-10; the host's gcc builds them.
+	# Debian 11's headers name gcc-10; the host's gcc builds them. Another
+	# architecture's headers name gcc-N, which with CROSS_COMPILE (as a
+	# Debian cross-build sets it) is the cross compiler Debian builds
+	# that kernel with.
 	[ "$toolchain" = host ] && kdir=$cache/kernels/$name/$headers cc=gcc
+	# shellcheck disable=SC2154 # set by the env file
+	cross=${cross_compile:-}
+	[ -z "$cross" ] || cc=
 	# The tools these headers' own packages depend on (pahole, ...).
 	if [ "$toolchain" = host ]; then
 		"$here/../scripts/setup.sh" kernel-deps "$name" >&2 || die "could not install what its build needs"
@@ -55,10 +62,10 @@ rm -f "$out/twheel.ko" "$out/build.log" "$out/sparse.log"
 if [ "$toolchain" = chroot ]; then
 	build=$chroot_dir/twheel/build/$name
 	inside=/twheel/build/$name
-	kmake() { "$here/chroot.sh" run make -C "$kdir" M="$inside" ${cc:+CC=$cc} "$@"; }
+	kmake() { "$here/chroot.sh" run make -C "$kdir" M="$inside" ${cc:+CC=$cc} ${cross:+CROSS_COMPILE=$cross} "$@"; }
 else
 	build=$cache/build/$name
-	kmake() { make -C "$kdir" M="$build" ${cc:+CC=$cc} "$@"; }
+	kmake() { make -C "$kdir" M="$build" ${cc:+CC=$cc} ${cross:+CROSS_COMPILE=$cross} "$@"; }
 fi
 
 mkdir -p "$(dirname "$build")"

@@ -18,6 +18,8 @@
 #   kernels/NAME/vmlinuz     the image vm/run.sh boots
 #   kernels/NAME/root/       unpacked headers and kbuild (host lines)
 #   kernels/NAME/host-depends  what those packages depend on (host lines)
+#   userland/ARCH/root/      busybox and liburing of another architecture
+#                            than the build machine's (fetch_userland)
 #   chroot/sid/              the chroot of the "chroot" lines (vm/chroot.sh)
 #   linux-source/            linux-source-X.Y.tar.xz, env, tree/ (checkpatch,
 #                            the kselftest framework: source_files below)
@@ -33,28 +35,42 @@ update=0
 die() { echo "fetch-kernels: $*" >&2; exit 1; }
 say() { echo "fetch-kernels: $*" >&2; }
 
-# Fields of a line of vm/kernels: name suite abi toolchain [flags].
-table() { awk '!/^#/ && NF >= 4' "$here/kernels"; }
+# Fields of a line of vm/kernels: name suite abi toolchain flavour [flags].
+table() { awk '!/^#/ && NF >= 5' "$here/kernels"; }
 row() { table | awk -v n="$1" '$1 == n'; }
 
+# The line's flavour, the suffix of Debian's kernel package names
+# (amd64, arm64, arm64-16k), set by fetch_line; its first word is the
+# Debian architecture of the packages apt looks at (arch). kbuild's
+# tools and linux-source come from the build machine's (amd64).
+build_arch=amd64
+flavour=$build_arch arch=$build_arch
+
+# apt_dir SUITE: the private lists of SUITE for $arch (apt/SUITE for
+# amd64, apt/SUITE-ARCH for another).
+apt_dir() { if [ "$arch" = "$build_arch" ]; then echo "$cache/apt/$1"; else echo "$cache/apt/$1-$arch"; fi; }
+
 # suite_apt SUITE apt-get|apt-cache ARGS...: apt on the private lists of
-# SUITE, blind to the host's sources, preferences and installed packages.
+# SUITE for $arch, blind to the host's sources, preferences, dpkg
+# architectures and installed packages.
 suite_apt() {
-	local d=$cache/apt/$1 cmd=$2
+	local d cmd=$2
+	d=$(apt_dir "$1")
 	shift 2
 	"$cmd" -q -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts="$d/none" \
 		-o Dir::Etc::preferences="$d/none/preferences" -o Dir::Etc::preferencesparts="$d/none" \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o Dir::State::status=/dev/null \
 		-o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin \
-		-o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root \
+		-o APT::Architecture="$arch" -o APT::Architectures="$arch" -o APT::Sandbox::User=root \
 		-o Debug::NoLocking=1 "$@"
 }
 
-# Once per run and suite: write its sources.list (stable suites with
-# their security updates) and update its lists.
+# Once per run, suite and arch: write its sources.list (stable suites
+# with their security updates) and update its lists.
 run_id="$$.$(date +%s)"
 suite_update() {
-	local s=$1 d=$cache/apt/$1
+	local s=$1 d
+	d=$(apt_dir "$1")
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/none"
 	(
 		flock 8
@@ -64,8 +80,8 @@ suite_update() {
 		sid|unstable|experimental) ;;
 		*) echo "deb [signed-by=$keyring] ${mirror%/debian}/debian-security $s-security main" >>"$d/sources.list" ;;
 		esac
-		say "$s: updating the package lists"
-		suite_apt "$s" apt-get update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; die "$s: apt-get update failed"; }
+		say "$s ($arch): updating the package lists"
+		suite_apt "$s" apt-get update >"$d/update.log" 2>&1 || { cat "$d/update.log" >&2; die "$s ($arch): apt-get update failed"; }
 		echo "$run_id" >"$d/updated"
 	) 8>"$d.lock"
 }
@@ -75,11 +91,11 @@ version() {
 	suite_apt "$1" apt-cache show --no-all-versions "$2" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1
 }
 
-# image_pkg SUITE ABI: the package holding /boot/vmlinuz-ABI-amd64 (since
+# image_pkg SUITE ABI: the package holding /boot/vmlinuz-ABI-FLAVOUR (since
 # 7.x Debian puts it in linux-binary-*, linux-image-* is a meta package).
 image_pkg() {
 	local p
-	for p in "linux-binary-$2-amd64" "linux-image-$2-amd64" "linux-image-$2-amd64-unsigned"; do
+	for p in "linux-binary-$2-$flavour" "linux-image-$2-$flavour" "linux-image-$2-$flavour-unsigned"; do
 		[ -n "$(version "$1" "$p")" ] && { echo "$p"; return 0; }
 	done
 	return 1
@@ -91,7 +107,7 @@ newest_abi() {
 	local re abi
 	re=${2//./\\.}
 	suite_apt "$1" apt-cache pkgnames linux-headers- |
-		sed -nE "s/^linux-headers-(${re}([.-][0-9.-]*)?(\+deb[0-9]+)?)-amd64$/\1/p" |
+		sed -nE "s/^linux-headers-(${re}([.-][0-9.-]*)?(\+deb[0-9]+)?)-$flavour$/\1/p" |
 		sort -rV | while read -r abi; do
 			if image_pkg "$1" "$abi" >/dev/null; then echo "$abi"; break; fi
 		done
@@ -100,7 +116,7 @@ newest_abi() {
 # headers_pkgs SUITE ABI: the headers package and the headers and kbuild
 # packages it depends on.
 headers_pkgs() {
-	local h=linux-headers-$2-amd64
+	local h=linux-headers-$2-$flavour
 	echo "$h"
 	suite_apt "$1" apt-cache show --no-all-versions "$h" | sed -n 's/^Depends: //p' |
 		tr ',' '\n' | sed -nE 's/^ *(linux-(headers|kbuild)-[^ ]*).*/\1/p'
@@ -123,14 +139,16 @@ download() {
 }
 
 # relocate_headers ROOT FINAL: Debian's headers expect to live in /usr/src
-# (the flavour's Makefile includes the common one by absolute path);
-# point them at FINAL, where ROOT will be moved.
+# (the flavour's Makefile includes the common one by absolute path, and
+# since 7.x sets KBUILD_OUTPUT to its own); point them at FINAL, where
+# ROOT will be moved.
 relocate_headers() {
 	local f
 	for f in "$1"/usr/src/linux-headers-*/Makefile; do
-		sed -i "s|^include /usr/src/|include $2/usr/src/|" "$f"
+		sed -i -e "s|^include /usr/src/|include $2/usr/src/|" \
+			-e "s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$2/usr/src/|" "$f"
 	done
-	! grep -n '[[:space:]]/usr/src/' "$1"/usr/src/linux-headers-*/Makefile ||
+	! grep -nE '[[:space:]=]/usr/src/' "$1"/usr/src/linux-headers-*/Makefile ||
 		die "absolute /usr/src paths left in the Makefiles above"
 }
 
@@ -151,12 +169,26 @@ extract_vmlinuz() {
 # a build against these headers runs on the host (pahole, gcc-N, the
 # libraries of kbuild's binaries). scripts/setup.sh kernel-deps
 # installs them.
+# For another architecture than the build machine's, the headers' gcc-N
+# (gcc-N-for-host since 7.x) is that architecture's compiler, which this
+# machine has as the cross compiler gcc-N-TRIPLET.
 host_depends() {
 	local deb
 	for deb; do
 		dpkg-deb -f "$deb" Depends
 	done | tr ',' '\n' | sed 's/^ *//; s/ *$//' |
-		grep -Ev '^(linux-(headers|kbuild|image|binary)-)' | grep -v '^$' | sort -u
+		grep -Ev '^(linux-(headers|kbuild|image|binary)-)' | grep -v '^$' |
+		if [ "$arch" = "$build_arch" ]; then cat; else sed -E "s/^(gcc-[0-9]+)(-for-host)?( |\$)/\1-$(triplet)\3/"; fi |
+		sort -u
+}
+
+# triplet: the GNU triplet of $arch, the prefix of its cross compiler.
+triplet() {
+	case $arch in
+	amd64) echo x86_64-linux-gnu ;;
+	arm64) echo aarch64-linux-gnu ;;
+	*) die "no cross compiler known for $arch" ;;
+	esac
 }
 
 # complete DIR: kernels/NAME has its image, and its headers are there (a
@@ -176,8 +208,9 @@ complete() {
 # fetch_line NAME: one kernel line into kernels/NAME, replacing it only
 # when complete.
 fetch_line() {
-	local name=$1 suite abi tc dir new img hdrs pkgs deb current headers
-	read -r _ suite abi tc _ < <(row "$name") || die "$name: not a line of vm/kernels"
+	local name=$1 suite abi tc dir new img hdrs kbuild pkgs deb current headers
+	read -r _ suite abi tc flavour _ < <(row "$name") || die "$name: not a line of vm/kernels"
+	arch=${flavour%%-*}
 	dir=$cache/kernels/$name
 	if [ "$update" = 0 ] && complete "$dir"; then
 		return 0
@@ -200,8 +233,13 @@ fetch_line() {
 	rm -rf "$new"
 	mkdir -p "$new/root"
 	if [ "$tc" = host ]; then
+		# kbuild's tools (fixdep, modpost) run on this machine: for another
+		# architecture's headers, Debian's cross-build pairs them with the
+		# build machine's linux-kbuild (Multi-Arch: foreign), same version.
+		kbuild=$(printf '%s\n' $pkgs | grep '^linux-kbuild-' || true)
 		# shellcheck disable=SC2086 # a list of words
-		download "$suite" "$new/debs" $pkgs
+		download "$suite" "$new/debs" $(printf '%s\n' $pkgs | grep -v '^linux-kbuild-')
+		(arch=$build_arch && suite_update "$suite" && download "$suite" "$new/debs" $kbuild)
 		host_depends "$new"/debs/*.deb >"$new/host-depends"
 		for deb in "$new"/debs/*.deb; do
 			case $(basename "$deb") in
@@ -211,21 +249,53 @@ fetch_line() {
 		done
 		rm -rf "$new/debs"
 		relocate_headers "$new/root" "$dir/root"
-		headers=root/usr/src/linux-headers-$abi-amd64
+		headers=root/usr/src/linux-headers-$abi-$flavour
 		[ -f "$new/$headers/.config" ] || die "$name: no $headers/.config in the packages"
-	else
+	elif [ "$arch" = "$build_arch" ]; then
 		download "$suite" "$new/debs" "$img"
 		extract_vmlinuz "$new"/debs/"${img%%=*}"_*.deb "$new"
 		rm -rf "$new/debs"
 		# shellcheck disable=SC2086
 		"$here/chroot.sh" install $hdrs >"$new/chroot-install.log" 2>&1 ||
 			{ tail -n 20 "$new/chroot-install.log" >&2; die "$name: installing $hdrs in the chroot failed"; }
-		headers=/usr/src/linux-headers-$abi-amd64
+		headers=/usr/src/linux-headers-$abi-$flavour
+	else
+		# Another architecture's headers in the chroot, whose dpkg knows
+		# amd64 only: unpacked under /twheel/kernels/NAME there, with the
+		# chroot's own linux-kbuild of that version (Multi-Arch: foreign)
+		# and Debian's cross compiler installed by apt.
+		kbuild=$(printf '%s\n' $pkgs | grep '^linux-kbuild-' || true)
+		# shellcheck disable=SC2086 # a list of words
+		download "$suite" "$new/debs" $(printf '%s\n' $pkgs | grep -v '^linux-kbuild-')
+		inside=/twheel/kernels/$name
+		croot=$cache/chroot/sid$inside
+		rm -rf "$croot.new"
+		mkdir -p "$croot.new"
+		for deb in "$new"/debs/*.deb; do
+			case $(basename "$deb") in
+			"${img%%=*}"_*) extract_vmlinuz "$deb" "$new" ;;
+			*) dpkg-deb -x "$deb" "$croot.new" ;;
+			esac
+		done
+		# shellcheck disable=SC2046 # package names
+		"$here/chroot.sh" install $kbuild $(host_depends "$new"/debs/linux-headers-*"-${flavour}_"*.deb |
+			sed -nE "s/^(gcc-[0-9]+-$(triplet))( .*)?\$/\1/p") >"$new/chroot-install.log" 2>&1 ||
+			{ tail -n 20 "$new/chroot-install.log" >&2; die "$name: installing $kbuild and the cross compiler in the chroot failed"; }
+		rm -rf "$new/debs"
+		relocate_headers "$croot.new" "$inside"
+		mkdir -p "$croot.new/usr/lib"
+		ln -s "/usr/lib/${kbuild%%=*}" "$croot.new/usr/lib/${kbuild%%=*}"
+		rm -rf "$croot"
+		mv "$croot.new" "$croot"
+		headers=$inside/usr/src/linux-headers-$abi-$flavour
 	fi
 	[ "$tc" = host ] || rm -rf "$new/root"
 	cat >"$new/env" <<EOF
-# Written by vm/fetch-kernels.sh. headers: in the chroot for toolchain=chroot.
-release=$abi-amd64
+# Written by vm/fetch-kernels.sh. headers: in the chroot for toolchain=chroot;
+# cross_compile: the prefix of Debian's cross compiler for arch.
+release=$abi-$flavour
+arch=$arch
+cross_compile=$([ "$arch" = "$build_arch" ] || echo "$(triplet)-")
 suite=$suite
 toolchain=$tc
 headers=$headers
@@ -242,7 +312,8 @@ EOF
 # and the kselftest framework the tests build on (kselftest.h,
 # kselftest_harness.h, lib.mk, the TAP helpers and the runner, and the
 # top Makefile, with the subarch.include it reads, that builds and
-# installs a target: scripts/check.sh drops selftests/ into a copy).
+# installs a target: scripts/check.sh drops selftests/ into a copy), and
+# the kernel's memory model, which herd7 runs litmus/ against.
 source_files='scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch
 	scripts/checker-valid.sh scripts/subarch.include
 	tools/testing/selftests/Makefile
@@ -250,7 +321,10 @@ source_files='scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.c
 	tools/testing/selftests/lib.mk tools/testing/selftests/run_kselftest.sh
 	tools/testing/selftests/kselftest/ktap_helpers.sh tools/testing/selftests/kselftest/runner.sh
 	tools/testing/selftests/kselftest/module.sh tools/testing/selftests/kselftest/prefix.pl
-	tools/testing/selftests/kselftest/ksft.py'
+	tools/testing/selftests/kselftest/ksft.py
+	tools/memory-model/linux-kernel.bell tools/memory-model/linux-kernel.cat
+	tools/memory-model/linux-kernel.cfg tools/memory-model/linux-kernel.def
+	tools/memory-model/lock.cat'
 
 # unpack_tree DIR: source_files out of DIR's tarball into DIR/tree, put in
 # place whole (others may be reading the old tree meanwhile).
@@ -276,7 +350,7 @@ tree_complete() {
 # above unpacked in tree/.
 fetch_source() {
 	local dir=$cache/linux-source suite abi line pkg ver new
-	read -r line suite abi _ < <(table | awk '$5 == "debug"') || die "no line marked debug in vm/kernels"
+	read -r line suite abi _ < <(table | awk '$6 == "debug"') || die "no line marked debug in vm/kernels"
 	pkg=linux-source-$abi
 	if [ "$update" = 0 ] && [ -f "$dir/env" ]; then
 		tree_complete "$dir" || unpack_tree "$dir"
@@ -303,6 +377,33 @@ fetch_source() {
 	say "source: $pkg $ver ready in $dir"
 }
 
+# What the VMs and test programs of another architecture need from its
+# userland, from Debian 12's packages of that architecture (the build
+# machine's release, so its cross compiler's glibc): busybox-static,
+# the guest's shell and tools (vm/run.sh), and liburing-dev, whose
+# static liburing.a uring_test links. Unpacked into userland/ARCH/root
+# (bin/busybox, usr/include, usr/lib/TRIPLET), fetched once.
+userland_suite=bookworm
+userland_pkgs='busybox-static liburing-dev'
+
+fetch_userland() {
+	local dir=$cache/userland/$arch new deb
+	[ -x "$dir/root/bin/busybox" ] && [ -f "$dir/root/usr/lib/$(triplet)/liburing.a" ] && return 0
+	say "userland: fetching $userland_pkgs for $arch from $userland_suite"
+	new=$cache/userland/.$arch.new
+	rm -rf "$new"
+	mkdir -p "$new/root"
+	suite_update "$userland_suite"
+	# shellcheck disable=SC2046,SC2086 # package names
+	download "$userland_suite" "$new/debs" $(pinned "$userland_suite" $userland_pkgs)
+	for deb in "$new"/debs/*.deb; do dpkg-deb -x "$deb" "$new/root"; done
+	rm -rf "$new/debs"
+	[ -x "$new/root/bin/busybox" ] || die "userland: no bin/busybox in busybox-static"
+	rm -rf "$dir"
+	mv "$new" "$dir"
+	say "userland: $arch ready in $dir"
+}
+
 [ -r "$keyring" ] || die "$keyring missing (package debian-archive-keyring)"
 mkdir -p "$cache/kernels"
 # shellcheck disable=SC2046 # names, one a line
@@ -312,6 +413,12 @@ mkdir -p "$cache/kernels"
 for name; do
 	case $name in
 	source) (flock 9; fetch_source) 9>"$cache/kernels/source.lock" ;;
-	*) (flock 9; fetch_line "$name") 9>"$cache/kernels/$name.lock" ;;
+	*)
+		(flock 9; fetch_line "$name") 9>"$cache/kernels/$name.lock"
+		arch=$(row "$name" | awk '{ print $5 }') arch=${arch%%-*}
+		if [ "$arch" != "$build_arch" ]; then
+			mkdir -p "$cache/userland"
+			(flock 9; fetch_userland) 9>"$cache/userland/$arch.lock"
+		fi ;;
 	esac
 done

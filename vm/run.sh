@@ -6,7 +6,8 @@
 #
 #   vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
 #
-# KERNEL is a line of vm/kernels (5.10, 6.1, 6.12, 7.2, 7.3-rc: Debian's
+# KERNEL is a line of vm/kernels (5.10, 6.1, 6.12, 7.2, 7.3-rc, and the
+# arm64 lines, booted under qemu-system-aarch64 with arm64 PROGs: Debian's
 # kernel, fetched into $TWHEEL_CACHE/kernels/KERNEL) or debug (the kernel
 # of vm/build-debug-kernel.sh). Each PROG is a host file (a static
 # binary or a busybox sh script) copied into the VM and run in order, in
@@ -32,7 +33,7 @@ set -eu
 usage() {
 	cat >&2 <<EOF
 usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
-  KERNEL             $(awk '!/^#/ && NF >= 4 { printf "%s | ", $1 }' "$here/kernels")debug
+  KERNEL             $(awk '!/^#/ && NF >= 5 { printf "%s | ", $1 }' "$here/kernels")debug
   --mem SIZE         guest memory (default \$TWHEEL_VM_MEM or 1G)
   --cpus N           guest CPUs (default \$TWHEEL_VM_CPUS or 2)
   --timeout SECS     whole VM run (default \$TWHEEL_VM_TIMEOUT or 1200)
@@ -98,16 +99,33 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do progs+=("$1"); shift; done
 [ $# -gt 0 ] && shift
 cmd="$*"
 
-cmdline="console=ttyS0 rdinit=/init panic=-1"
+arch=amd64
 if [ "$kernel" = debug ]; then
 	image=$("$here/build-debug-kernel.sh")/arch/x86/boot/bzImage || die "debug kernel build failed"
-	cmdline="$cmdline kasan_multi_shot printk.time=1"
-elif awk -v k="$kernel" '!/^#/ && NF >= 4 && $1 == k { f = 1 } END { exit !f }' "$here/kernels"; then
+	append="kasan_multi_shot printk.time=1${append:+ $append}"
+elif awk -v k="$kernel" '!/^#/ && NF >= 5 && $1 == k { f = 1 } END { exit !f }' "$here/kernels"; then
 	"$here/fetch-kernels.sh" "$kernel" || die "could not fetch kernel $kernel"
 	image=$cache/kernels/$kernel/vmlinuz
+	# shellcheck disable=SC1090,SC1091 # written by fetch-kernels.sh
+	arch=$(. "$cache/kernels/$kernel/env" && echo "${arch:-amd64}")
 else
 	usage
 fi
+# What differs by architecture: the console (the first serial port), the
+# port the results come out of (the PC's second serial port; -M virt has
+# one UART, so a virtio console there, built into Debian's arm64
+# kernels), and the busybox of the guest (Debian's busybox-static of its
+# architecture, vm/fetch-kernels.sh's userland/).
+case $arch in
+amd64)
+	busybox=/bin/busybox console=ttyS0 results_tty=ttyS1
+	results_port() { echo -serial "file:$1"; } ;;
+arm64)
+	busybox=$cache/userland/arm64/root/bin/busybox console=ttyAMA0 results_tty=hvc0
+	results_port() { echo -device virtio-serial-pci -chardev "file,id=results,path=$1" -device virtconsole,chardev=results; }
+	[ "$lang" = 0 ] || die "--lang: the language root is amd64's" ;;
+esac
+cmdline="console=$console rdinit=/init panic=-1"
 case $accel in tcg|kvm) ;; *) die "--accel must be tcg or kvm" ;; esac
 
 out=${out:-$cache/out/$kernel}
@@ -130,7 +148,9 @@ fi
 # The initramfs: static busybox, the module, the programs, /init.
 root=$out/initramfs
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,tests}
-cp /bin/busybox "$root/bin/"
+cp "$busybox" "$root/bin/busybox"
+# The applets of the host's busybox: Debian 12's busybox-static, the
+# package and version the userland of another architecture comes from.
 for applet in $(/bin/busybox --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
@@ -155,7 +175,7 @@ for d in ${copies[@]+"${copies[@]}"}; do
 	mkdir -p "$root/opt"
 	cp -a "$d" "$root/opt/$(basename "$(cd "$d" && pwd)")"
 done
-printf 'prog_timeout=%s\nshell=%s\n' "$prog_timeout" "$shell" >"$root/config"
+printf 'prog_timeout=%s\nshell=%s\nresults_tty=%s\n' "$prog_timeout" "$shell" "$results_tty" >"$root/config"
 cp "$here/init" "$root/init"
 chmod +x "$root/init"
 # The kernel unpacks concatenated archives in turn: the Debian root first.
@@ -187,10 +207,11 @@ watch=(run_progress "VM $kernel" progress_vm)
 # more, keeping the first kernel log as kernel-boot-1.log.
 for boot in 1 2; do
 	rc=0
-	${watch[@]+"${watch[@]}"} "$here/qemu.sh" --accel "$accel" ${icount[@]+"${icount[@]}"} \
+	# shellcheck disable=SC2046 # the port's words hold no blanks
+	${watch[@]+"${watch[@]}"} "$here/qemu.sh" --arch "$arch" --accel "$accel" ${icount[@]+"${icount[@]}"} \
 		--cpus "$cpus" --mem "$mem" ${limit[@]+"${limit[@]}"} \
 		--kernel "$image" --initrd "$out/initramfs.cpio" --append "$cmdline${append:+ $append}" -- \
-		"${console[@]}" -serial "file:$out/results.raw" \
+		"${console[@]}" $(results_port "$out/results.raw") \
 		${qemu_extra[@]+"${qemu_extra[@]}"} || rc=$?
 	[ "$shell" = 0 ] && [ "$boot" = 1 ] && ! grep -qa 'twheel-vm: ' "$out/results.raw" &&
 		grep -qaE 'Oops|Kernel panic' "$out/kernel.log" || break
