@@ -16,7 +16,7 @@ DESTDIR	?=
 .PHONY: all module lib tools clean install help demo check fresh-check \
 	check-all setup kernels style core-test fuzz-core fuzz-core-long \
 	bench-core bench-dev bench-scenarios charts selftests deb dkms-src server-test server-langs \
-	readme-test cross
+	readme-test cross lkmm
 
 all: module lib ## the module (against KDIR) and libtwheel
 
@@ -61,6 +61,9 @@ selftests: ## the kselftest target selftests/ (the check installs it and runs it
 cross: ## libtwheel, twheel-stat and the test programs cross-built static for arm64 (out/arm64)
 	./scripts/setup.sh arm64
 	./scripts/cross-build.sh arm64
+
+lkmm: ## the litmus tests of the module's lockless patterns, herd7 with the kernel's memory model
+	./litmus/run.sh
 
 core-test: ## the wheel core's host tests and a bounded differential fuzz
 	$(MAKE) -C tests/core test

@@ -15,7 +15,11 @@
 #  2. host tests: the wheel core's unit tests and bounded differential
 #     fuzz (tests/core); the scenario benchmark's judge (bench/scenarios
 #     judge-test).
-#  3. style: checkpatch --strict over kmod/, uapi/, lib/ (scripts/style.sh).
+#  3. style: checkpatch --strict over kmod/, uapi/, lib/ (scripts/style.sh);
+#     the memory model: litmus/run.sh, herd7 with the kernel's LKMM over
+#     the litmus tests of the module's lockless patterns (litmus/*.litmus),
+#     each answer the one its "Result:" expects, and one line
+#       lkmm: tests=N allowed_as_expected=N
 #  4. packages: the README's library example compiled as it stands
 #     (tests/readme-example.sh), the examples built, the Debian packages
 #     built and checked by lintian (scripts/build-debs.sh).
@@ -316,6 +320,28 @@ count_tap style "$out/style.log"
 [ "$tap_lines" = 0 ] && fail "style: scripts/style.sh printed no TAP (exit $rc, see $out/style.log)"
 grep '^#' "$out/style.log" | grep -v '^# total:' || true
 echo "style: $((passed - p0)) passed, $((failed - f0)) failed"
+stage_done
+
+# The litmus tests of the module's lockless patterns against the kernel's
+# memory model (litmus/run.sh: herd7 in the sid chroot): each answer
+# herd7 gives that is not the one the test expects is a failure.
+stage "memory model (herd7 over litmus/)"
+rc=0
+lkmm_line=''
+"$top/litmus/run.sh" >"$out/lkmm.log" 2>&1 || rc=$?
+while IFS= read -r line; do
+	case $line in
+	*' ok') pass ;;
+	*) fail "$line" ;;
+	esac
+done < <(grep -E '^lkmm: test=' "$out/lkmm.log" || true)
+lkmm_line=$(grep -E '^lkmm: tests=' "$out/lkmm.log" || true)
+if [ -z "$lkmm_line" ]; then
+	tail -n 10 "$out/lkmm.log"
+	fail "lkmm: litmus/run.sh printed no summary (exit $rc, see $out/lkmm.log)"
+else
+	echo "$lkmm_line"
+fi
 stage_done
 
 stage "README example, examples, Debian packages (host)"
@@ -957,6 +983,7 @@ printf '%5d s  %5d s CPU  total\n' \
 printf '%s\n' "${kernel_lines[@]}"
 printf '%s\n' ${kselftest_lines[@]+"${kselftest_lines[@]}"}
 printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
+[ -z "$lkmm_line" ] || echo "$lkmm_line"
 [ -s "$out/binding-lines" ] && cat "$out/binding-lines"
 # One install line per language: a failing one if any kernel failed it.
 [ -s "$out/install-lines" ] && awk '{ l = $2 } !(l in line) || !/example=ok no_module=documented$/ { line[l] = $0 }
