@@ -53,6 +53,8 @@
 #     build-only, get the module built, W=1 and sparse, and no VM), each
 #     KERNEL@icount line of tests/stress/plan
 #     (under QEMU -icount, for the CPU-stall figures), the debug kernel.
+#     A VM whose guest kernel warned of a single-step #DB in kernel mode
+#     (QEMU's, see launch_vm) boots once more, and the check says so.
 #     Each runs the selftests through the installed run_kselftest.sh
 #     (vm/kselftest.sh: each program with the timeout of
 #     selftests/settings), then tests/lib and tests/tools, then the
@@ -711,7 +713,7 @@ prepare_kernel() {
 	local all=() copy=()
 	a=$(kernel_arch "$k")
 	ksft=$(ksft_dir "$a")
-	rm -rf "$dir"
+	rm -rf "$dir" "$dir.leaked-db"
 	mkdir -p "$dir"
 	if build_only "$k"; then
 		touch "$dir/build-only" "$dir/progs" "$dir/opts"
@@ -747,7 +749,29 @@ launch_vm() {
 	progress_vm_out=$dir
 	run_progress "VM $k" progress_vm \
 		"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	# An x86 guest under TCG has been seen (once in 6.12@icount, CI of
+	# 2026-12-06) to take a single-step #DB in kernel mode and then a
+	# general protection fault, mid-stall, on one online vCPU. Nothing in
+	# the guest sets TF in the kernel, and this QEMU has no GDB stub: the
+	# kernel's own comment on that warning (exc_debug_kernel(),
+	# arch/x86/kernel/traps.c) names the emulator as its known source. Such
+	# a boot runs once more; the first one's files stay in
+	# $out/KERNEL.leaked-db and eval_kernel says so. A second one fails.
+	if [ ! -e "$dir.leaked-db" ] && leaked_db "$dir/kernel-log-problems.txt"; then
+		rm -rf "$dir.leaked-db"
+		cp -a "$dir" "$dir.leaked-db"
+		rc=0
+		run_progress "VM $k (again)" progress_vm \
+			"$top/vm/run.sh" "${opts[@]}" --out "$dir" "${k%@icount}" ${all[@]+"${all[@]}"} >"$dir/run.log" 2>&1 || rc=$?
+	fi
 	return "$rc"
+}
+
+# leaked_db FILE: true if the kernel log problems in FILE (vm/run.sh's
+# kernel-log-problems.txt) hold the warning of a single-step #DB taken
+# in kernel mode, which no kernel of ours asks for.
+leaked_db() {
+	[ -s "$1" ] && grep -q 'WARNING: .* at arch/x86/kernel/traps.c:[0-9]* exc_debug_kernel' "$1"
 }
 
 # security_results KERNEL DIR: one "security:" line per item of
@@ -777,6 +801,10 @@ eval_kernel() {
 	local all=()
 	mapfile -t all <"$dir/progs"
 	rc=$(cat "$dir/run.rc" 2>/dev/null) || rc=2
+	if [ -d "$dir.leaked-db" ]; then
+		echo "$k: its first boot took a single-step #DB in kernel mode (QEMU's, see launch_vm), ran again; the first boot's kernel log problems:"
+		head -n 10 "$dir.leaked-db/kernel-log-problems.txt" | sed 's/^/    /'
+	fi
 	[ "$rc" = 2 ] && { tail -n 20 "$dir/run.log"; fail "$k: harness could not run (see $dir/run.log)"; }
 	res=$dir/results.txt
 	touch "$res"
