@@ -15,7 +15,7 @@ DESTDIR	?=
 
 .PHONY: all module lib tools clean install help demo check fresh-check \
 	check-all setup kernels style core-test fuzz-core fuzz-core-long \
-	bench-core bench-dev bench-scenarios charts selftests deb dkms-src server-test server-langs \
+	bench-core bench-dev bench-scenarios charts selftests deb deb-arm64 dkms-src server-test server-langs \
 	readme-test cross lkmm
 
 all: module lib ## the module (against KDIR) and libtwheel
@@ -92,6 +92,10 @@ charts: ## the benchmark charts of docs/ (PNG), from docs/data
 deb: ## the Debian packages in out/deb, checked by lintian
 	./scripts/setup.sh deb
 	./scripts/build-debs.sh
+
+deb-arm64: ## the arm64 packages in out/deb-arm64, cross-built in a Debian 12 chroot
+	./scripts/setup.sh deb
+	./scripts/build-debs.sh --arch arm64
 
 server-test: deb server-langs ## the packages installed, rebooted, upgraded, removed on a Debian 12 VM
 	./scripts/setup.sh server

@@ -11,10 +11,27 @@
 #
 # Needs dpkg-dev, debhelper, dh-dkms, fakeroot (and lintian):
 # `scripts/setup.sh deb` installs them.
+#
+#   scripts/build-debs.sh [--arch arm64] [OUTDIR]
+#
+# --arch arm64 (`make deb-arm64`, default OUTDIR out/deb-arm64):
+# libtwheel1, libtwheel-dev and twheel-tools for arm64 servers,
+# cross-built with `dpkg-buildpackage -aarm64 -B` (twheel-dkms is
+# architecture all: the amd64 build's serves both) in a Debian 12 chroot
+# of the cache (vm/chroot.sh --suite bookworm) with arm64 added to its
+# dpkg, so that the packages depend on Debian 12's arm64 libc, and this
+# machine's dpkg stays as it is. Each ELF file in them must be an
+# aarch64 one (readelf).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-outdir=${1:-$top/out/deb}
+arch=
+if [ "${1:-}" = --arch ]; then
+	arch=${2:-}
+	shift 2
+	[ "$arch" = arm64 ] || { echo "build-debs.sh: --arch must be arm64" >&2; exit 2; }
+fi
+outdir=${1:-$top/out/deb${arch:+-$arch}}
 version=$(cat "$top/VERSION")
 src=$outdir/twheel-$version
 
@@ -44,11 +61,44 @@ twheel ($version) unstable; urgency=medium
  -- $maint  $date
 EOC
 
-(cd "$src" && dpkg-buildpackage -b -us -uc) >"$outdir/build.log" 2>&1 || {
-	tail -n 30 "$outdir/build.log" >&2
-	echo "make deb: dpkg-buildpackage failed (log: $outdir/build.log)" >&2
-	exit 1
-}
+if [ -z "$arch" ]; then
+	(cd "$src" && dpkg-buildpackage -b -us -uc) >"$outdir/build.log" 2>&1 || {
+		tail -n 30 "$outdir/build.log" >&2
+		echo "make deb: dpkg-buildpackage failed (log: $outdir/build.log)" >&2
+		exit 1
+	}
+else
+	chroot_sh() { "$top/vm/chroot.sh" --suite bookworm "$@"; }
+	# The chroot's /twheel/deb-ARCH, as the host sees it.
+	inside=/twheel/deb-$arch
+	host_side=${TWHEEL_CACHE:-/var/tmp/twheel-cache}/chroot/bookworm$inside
+	{
+		chroot_sh ensure &&
+			chroot_sh run sh -c "dpkg --print-foreign-architectures | grep -qx $arch ||
+				{ dpkg --add-architecture $arch && apt-get update -q; }" &&
+			chroot_sh install build-essential "crossbuild-essential-$arch" debhelper dh-dkms \
+				fakeroot "libc6-dev:$arch" &&
+			rm -rf "$host_side" && mkdir -p "$host_side" && cp -a "$src" "$host_side/" &&
+			chroot_sh run sh -c "cd $inside/${src##*/} && dpkg-buildpackage -a$arch -B -us -uc" &&
+			cp "$host_side"/*.deb "$host_side"/*.changes "$host_side"/*.buildinfo "$outdir/"
+	} >"$outdir/build.log" 2>&1 || {
+		tail -n 30 "$outdir/build.log" >&2
+		echo "make deb: the $arch cross-build failed (log: $outdir/build.log)" >&2
+		exit 1
+	}
+	# Every ELF file of the packages is one for the target.
+	rm -rf "$outdir/contents"
+	for d in "$outdir"/*.deb; do dpkg-deb -x "$d" "$outdir/contents"; done
+	bad=0 elves=0
+	while IFS= read -r -d '' f; do
+		m=$(readelf -h "$f" 2>/dev/null | sed -n 's/^ *Machine: *//p')
+		[ -n "$m" ] || continue
+		elves=$((elves + 1))
+		case $m in *AArch64*) ;; *) echo "make deb: $f is for $m" >&2; bad=1 ;; esac
+	done < <(find "$outdir/contents" -type f -print0)
+	[ "$bad" = 0 ] && [ "$elves" -gt 0 ] || { echo "make deb: the $arch packages hold $elves ELF files, not all AArch64" >&2; exit 1; }
+	echo "make deb: $elves ELF files, all AArch64"
+fi
 ls -1 "$outdir"/*.deb
 if command -v lintian >/dev/null; then
 	lintian -I $( [ "$(id -u)" = 0 ] && echo --allow-root ) "$outdir"/*.changes >"$outdir/lintian.log" 2>&1 || true

@@ -22,7 +22,11 @@
 #       lkmm: tests=N allowed_as_expected=N
 #  4. packages: the README's library example compiled as it stands
 #     (tests/readme-example.sh), the examples built, the Debian packages
-#     built and checked by lintian (scripts/build-debs.sh).
+#     built and checked by lintian (scripts/build-debs.sh), and for
+#     arm64, when an arm64 line is checked, the three arch packages
+#     cross-built in a Debian 12 chroot (build-debs.sh --arch arm64),
+#     every ELF file in them an AArch64 one, with one line
+#       deb: arch=arm64 packages=3 elf_files=N lintian_warnings=0
 #  5. the Debian server VM test (tests/server: the packages installed,
 #     rebooted, the kernel upgraded, removed, under systemd), only when
 #     its image is in the cache (make server-test builds it, ~50 min):
@@ -369,6 +373,30 @@ else
 	tail -n 20 "$out/deb.log"
 	fail "deb: packages build and lintian has no errors (see $out/deb.log)"
 fi
+# For each other architecture of a kernel line checked, its packages
+# (libtwheel1, libtwheel-dev, twheel-tools; twheel-dkms is arch all),
+# cross-built in the Debian 12 chroot (scripts/build-debs.sh --arch).
+deb_arches=''
+for k in $kernels; do
+	a=$(kernel_arch "$k")
+	[ "$a" = amd64 ] || in_list "$a" "$deb_arches" || deb_arches="$deb_arches $a"
+done
+for a in $deb_arches; do
+	if "$top/scripts/build-debs.sh" --arch "$a" "$out/deb-$a" >"$out/deb-$a.log" 2>&1; then
+		pass
+		n=0
+		for p in libtwheel1 libtwheel-dev twheel-tools; do
+			ls "$out/deb-$a/${p}_"*"_$a.deb" >/dev/null 2>&1 && n=$((n + 1))
+		done
+		expect "deb ($a): the three packages (libtwheel1, libtwheel-dev, twheel-tools; $n built)" [ "$n" = 3 ]
+		w=$(grep -c '^W: ' "$out/deb-$a.log") || true
+		expect "deb ($a): lintian has no warnings ($w, see $out/deb-$a.log)" [ "$w" = 0 ]
+		echo "deb: arch=$a packages=$n $(sed -n 's/^make deb: \([0-9]*\) ELF files, all .*/elf_files=\1/p' "$out/deb-$a.log") lintian_warnings=$w"
+	else
+		tail -n 20 "$out/deb-$a.log"
+		fail "deb ($a): packages cross-build, their ELF files are $a's and lintian has no errors (see $out/deb-$a.log)"
+	fi
+done
 stage_done
 
 # The server test (make server-test: the packages installed, rebooted,

@@ -73,8 +73,11 @@ packages() {
 		# from PyPI.
 		echo python3 python3-venv python3-pytest python3-pytest-asyncio ;;
 	deb)
-		# `make deb`: Debian's package tools, and lintian to check them.
-		echo dpkg-dev debhelper dh-dkms fakeroot lintian build-essential ;;
+		# `make deb`: Debian's package tools, and lintian to check them;
+		# debootstrap and its keyring for the Debian 12 chroot where the
+		# arm64 packages are cross-built (`make deb-arm64`), and readelf
+		# (binutils) to check them.
+		echo dpkg-dev debhelper dh-dkms fakeroot lintian build-essential debootstrap debian-archive-keyring binutils ;;
 	server)
 		# `make server-test`: debootstrap for the image, QEMU to boot it,
 		# mkfs.ext4 and mount (loop) to make and open its disk.

@@ -5,11 +5,17 @@
 # builds the module for the kernel lines of vm/kernels marked "chroot"
 # and the debug kernel: Debian's 7.x headers, kbuild and compiler
 # (gcc-16) need glibc >= 2.38, newer than Debian 12's, and their config
-# assumes gcc-16's flags. See vm/README.md.
+# assumes gcc-16's flags. See vm/README.md. With --suite bookworm, a
+# Debian 12 chroot beside it ($TWHEEL_CACHE/chroot/bookworm), where
+# scripts/build-debs.sh cross-builds the arm64 packages with the arm64
+# architecture added to dpkg there, not on the host.
 #
-#   vm/chroot.sh ensure            debootstrap it unless it is there
-#   vm/chroot.sh install PKG...    apt-get install PKG (e.g. name=version)
-#   vm/chroot.sh run CMD...        run CMD inside, as root, in a clean
+#   vm/chroot.sh [--suite sid|bookworm] ensure
+#                                  debootstrap it unless it is there
+#   vm/chroot.sh [--suite S] install PKG...
+#                                  apt-get install PKG (e.g. name=version)
+#   vm/chroot.sh [--suite S] run CMD...
+#                                  run CMD inside, as root, in a clean
 #                                  environment, with /proc mounted
 #
 # Work the chroot does lives inside it, under /twheel (module builds,
@@ -21,12 +27,25 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
 mirror=${TWHEEL_MIRROR:-http://deb.debian.org/debian}
-root=$cache/chroot/sid
+suite=sid
+if [ "${1:-}" = --suite ]; then
+	suite=${2:-}
+	shift 2
+fi
+root=$cache/chroot/$suite
+# The sid chroot's files keep their names of before --suite.
+tag=-$suite
+[ "$suite" = sid ] && tag=
+case $suite in
 # What the chroot itself needs: make for kbuild, sparse for C=1, and
 # what `make bzImage modules` of the debug kernel needs besides the
 # compiler that Debian's 7.x headers pull in (gcc-N-for-host); liburing-dev
 # for the selftests built in the debug kernel's tree (scripts/check.sh).
-base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-utils,liburing-dev
+sid) base_pkgs=make,sparse,libc6-dev,bc,bison,flex,libelf-dev,libssl-dev,cpio,xz-utils,liburing-dev ;;
+# Packages are installed by its user (scripts/build-debs.sh).
+bookworm) base_pkgs="make" ;;
+*) echo "chroot.sh: --suite must be sid or bookworm" >&2; exit 2 ;;
+esac
 
 die() { echo "chroot.sh: $*" >&2; exit 1; }
 
@@ -48,21 +67,27 @@ run() {
 }
 
 ensure() {
-	local new=$root.new
+	local new=$root.new log=$cache/chroot/debootstrap$tag.log
 	[ -f "$root/.twheel-ready" ] && return 0
 	command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
-	echo "chroot.sh: debootstrapping sid into $root" >&2
+	echo "chroot.sh: debootstrapping $suite into $root" >&2
 	rm -rf "$new"
 	mkdir -p "$new"
-	debootstrap --variant=minbase --include="$base_pkgs" sid "$new" "$mirror" >"$cache/chroot/debootstrap.log" 2>&1 ||
-		{ tail -n 30 "$cache/chroot/debootstrap.log" >&2; die "debootstrap failed (log: $cache/chroot/debootstrap.log)"; }
-	echo "deb $mirror experimental main" >"$new/etc/apt/sources.list.d/experimental.list"
+	debootstrap --variant=minbase --include="$base_pkgs" "$suite" "$new" "$mirror" >"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "debootstrap failed (log: $log)"; }
+	if [ "$suite" = sid ]; then
+		echo "deb $mirror experimental main" >"$new/etc/apt/sources.list.d/experimental.list"
+	else
+		# Debian 12's point releases and security fixes, as a server has.
+		echo "deb $mirror $suite-updates main" >"$new/etc/apt/sources.list.d/updates.list"
+		echo "deb ${mirror%/debian}/debian-security $suite-security main" >"$new/etc/apt/sources.list.d/security.list"
+	fi
 	# The host's apt settings that decide whether the mirror answers
 	# (a snapshot mirror's expired Release files, a proxy) hold here too.
 	apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
 		>"$new/etc/apt/apt.conf.d/00twheel-host" || true
-	in_root "$new" apt-get update -q >>"$cache/chroot/debootstrap.log" 2>&1 ||
-		{ tail -n 30 "$cache/chroot/debootstrap.log" >&2; die "apt-get update in the chroot failed"; }
+	in_root "$new" apt-get update -q >>"$log" 2>&1 ||
+		{ tail -n 30 "$log" >&2; die "apt-get update in the chroot failed"; }
 	mkdir -p "$new/twheel"
 	touch "$new/.twheel-ready"
 	rm -rf "$root"
@@ -74,6 +99,7 @@ ensure() {
 kbuild_fixup() {
 	local d src=$cache/linux-source/tree/scripts/checker-valid.sh
 	for d in "$root"/usr/lib/linux-kbuild-*/scripts; do
+		[ -d "$d" ] || continue
 		[ -e "$d/checker-valid.sh" ] && continue
 		[ -f "$src" ] || "$here/fetch-kernels.sh" source
 		install -m 755 "$src" "$d/checker-valid.sh"
@@ -92,12 +118,12 @@ install_pkgs() {
 mkdir -p "$cache/chroot"
 case ${1:-} in
 ensure)
-	exec 9>"$cache/chroot/lock"
+	exec 9>"$cache/chroot/lock$tag"
 	flock 9
 	ensure ;;
 install)
 	shift
-	exec 9>"$cache/chroot/lock"
+	exec 9>"$cache/chroot/lock$tag"
 	flock 9
 	install_pkgs "$@" ;;
 run)
