@@ -111,6 +111,25 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 	return total;
 }
 
+/*
+ * The number after "@key@sep" at the start of a line of the small file
+ * @path (a cgroup's flat keyed file, such as memory.events, with sep ' ';
+ * another process's fdinfo, with ':'), or -1 if the file or the key is
+ * not there.
+ */
+static inline long long file_key(const char *path, const char *key, char sep)
+{
+	char buf[4096], *s;
+	size_t len = strlen(key);
+
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+		if (!strncmp(s, key, len) && s[len] == sep)
+			return strtoll(s + len + 1, NULL, 10);
+	return -1;
+}
+
 /* @s into the existing file @path in one write(2); 0 or -errno. */
 static inline int write_file(const char *path, const char *s)
 {

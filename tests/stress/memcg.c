@@ -47,16 +47,10 @@ static long long cg_read(const char *file)
 /* A counter of a flat keyed file such as memory.events, or -1. */
 static long long cg_key(const char *file, const char *key)
 {
-	char p[256], buf[4096], *s;
-	size_t len = strlen(key);
+	char p[256];
 
 	cg_path(p, sizeof(p), file);
-	if (read_file(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
-		if (!strncmp(s, key, len) && s[len] == ' ')
-			return strtoll(s + len + 1, NULL, 10);
-	return -1;
+	return file_key(p, key, ' ');
 }
 
 struct child_report {

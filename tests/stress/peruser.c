@@ -242,16 +242,10 @@ static void agent_end(struct agent *a)
 /* A numeric field of another process's fdinfo, as root sees it; or -1. */
 static long long fdinfo_of(pid_t pid, int fd, const char *field)
 {
-	char path[64], buf[2048], *s;
-	size_t len = strlen(field);
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (s = buf; s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
-		if (!strncmp(s, field, len) && s[len] == ':')
-			return strtoll(s + len + 1, NULL, 10);
-	return -1;
+	return file_key(path, field, ':');
 }
 
 /*

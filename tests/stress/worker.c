@@ -169,16 +169,10 @@ static bool cg_has(int g, const char *file)
 /* The value of @key in group @g's flat keyed @file, or -1. */
 static long long cg_key(int g, const char *file, const char *key)
 {
-	char p[256], buf[1024], *s;
-	size_t len = strlen(key);
+	char p[256];
 
 	cg_path(p, sizeof(p), g, file);
-	if (read_file(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
-		if (!strncmp(s, key, len) && s[len] == ' ')
-			return strtoll(s + len + 1, NULL, 10);
-	return -1;
+	return file_key(p, key, ' ');
 }
 
 /* Move the calling process into group @g; 0 or -errno. */
@@ -237,16 +231,10 @@ static bool cg_holds_only(int g, pid_t a, pid_t b, char *buf, size_t len)
 /* The value of "@key:" in /proc/@pid/fdinfo/@fd, or -1. */
 static long long proc_fdinfo(pid_t pid, int fd, const char *key)
 {
-	char path[64], buf[2048], *s;
-	size_t len = strlen(key);
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
-		if (!strncmp(s, key, len) && s[len] == ':')
-			return strtoll(s + len + 1, NULL, 10);
-	return -1;
+	return file_key(path, key, ':');
 }
 
 /* ---- waiting ---- */
