@@ -610,16 +610,16 @@ stress_progs() {
 # the selftests, each stopped by the runner at the timeout of
 # selftests/settings.
 vm_opts() {
-	local k=$1 vars b d
+	local k=$1 vars b a dir=$out/bindings
 	vars=$("$plan" vars "$k")
 	opts=(--mem "$("$plan" mem "$k")" --prog-timeout 2700 --timeout 3000)
 	case $k in *@icount) opts+=(--icount) ;; esac
 	if [ -n "$vars" ]; then opts+=(--append "$vars"); fi
 	"$plan" flags "$k" | grep -qx lang && opts+=(--lang)
+	a=$(kernel_arch "$k")
+	[ "$a" = amd64 ] || dir=$out/bindings-$a
 	for b in $("$plan" bindings "$k"); do
-		d=$out/bindings/$b
-		[ "$(kernel_arch "$k")" = amd64 ] || d=$out/bindings-$(kernel_arch "$k")/$b
-		[ -d "$d" ] && opts+=(--copy "$d")
+		[ -d "$dir/$b" ] && opts+=(--copy "$dir/$b")
 	done
 	return 0
 }
