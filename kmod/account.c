@@ -26,6 +26,26 @@
  * many they are, while the users of the initial namespace count as each
  * their own. The module cannot add a ucount type, hence this equivalent.
  *
+ * A user namespace is a level of its own too, between its users and its
+ * owner: all the entries of its users and of the namespaces below it.
+ * It has no limit until one is set from outside it (TWHEEL_IOC_NS_LIMIT:
+ * a task with CAP_SYS_RESOURCE over the namespace's parent, as a
+ * container's runtime has), so that the tenants of one owner, the
+ * containers root makes above all, cannot take each other's share of
+ * the owner's limit, nor the owner's own. The limit of a namespace
+ * below one's own can be set from inside one's own, so a tenant can
+ * divide its share among the namespaces it makes; never raised past
+ * what the levels above allow, since every level is charged.
+ *
+ * A limit holds its level, and the level its namespace, after the last
+ * wheel in it is closed: set before the first one opens, it must still
+ * be there. Limits whose namespace nobody else holds any more (its tasks
+ * and files are gone, so nobody can open a wheel in it again) are
+ * dropped, a few looked at whenever a limit is set or read, all at
+ * unload. A dead namespace that a limit keeps still counts against its
+ * creator's max_user_namespaces (ucounts), so a tenant cannot pin more
+ * of them than it could make live.
+ *
  * Memory itself is charged to the memory cgroup of whoever allocates it;
  * these counts bound what any user can pin in kernel memory through us
  * regardless of cgroups.
@@ -36,8 +56,10 @@
  * lock the caller holds.
  */
 #include <linux/atomic.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/hashtable.h>
+#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/refcount.h>
@@ -46,6 +68,7 @@
 #include <linux/user_namespace.h>
 
 #include "account.h"
+#include "compat.h"
 
 static unsigned long twheel_max_user_entries;
 module_param_named(max_user_entries, twheel_max_user_entries, ulong, 0644);
@@ -58,14 +81,20 @@ MODULE_PARM_DESC(max_entries_total,
 		 "Cap on live ids plus undelivered events of all wheels together (default: 1/4 of RAM's worth)");
 
 /**
- * struct twheel_user - what one user has charged
+ * struct twheel_user - what one user, or one user namespace, has charged
  * @node:	in twheel_users, under twheel_users_lock.
  * @ns:		the user namespace of the user, referenced; a key, with @uid.
- * @uid:	the user.
- * @parent:	the owner of @ns, referenced; NULL in the initial namespace.
- * @ref:	wheels open by this user, users it is the parent of.
+ * @uid:	the user; INVALID_UID for the level of @ns as a whole.
+ * @parent:	a user's: the level of its namespace, or NULL in the initial
+ *		namespace; a namespace's: its owner. Referenced.
+ * @ref:	wheels open by this user, levels it is the parent of, and
+ *		the limit of a namespace's level while it has one.
  * @entries:	entries charged, over all of the user's wheels and those of
  *		the users below it.
+ * @limit:	a namespace's level: its limit, 0 for none (set and read
+ *		under twheel_users_lock, read locklessly by charges).
+ * @limited:	a namespace's level with a limit: in twheel_limited, under
+ *		twheel_users_lock.
  */
 struct twheel_user {
 	struct hlist_node node;
@@ -74,15 +103,28 @@ struct twheel_user {
 	struct twheel_user *parent;
 	refcount_t ref;
 	atomic_long_t entries;
+	unsigned long limit;
+	struct list_head limited;
 };
 
 static DEFINE_HASHTABLE(twheel_users, 6);
+static LIST_HEAD(twheel_limited);
 static DEFINE_SPINLOCK(twheel_users_lock);
 static atomic_long_t twheel_entries_total = ATOMIC_LONG_INIT(0);
+
+/* The limits in twheel_limited, under twheel_users_lock; for the admin's eyes. */
+static int twheel_nr_limits;
+module_param_named(ns_limits, twheel_nr_limits, int, 0444);
+MODULE_PARM_DESC(ns_limits, "User namespaces with an entry limit set (TWHEEL_IOC_NS_LIMIT)");
 
 static u32 twheel_user_hash(const struct user_namespace *ns, kuid_t uid)
 {
 	return hash_ptr(ns, 32) ^ __kuid_val(uid);
+}
+
+static bool twheel_is_ns_level(const struct twheel_user *user)
+{
+	return !uid_valid(user->uid);
 }
 
 int twheel_account_init(void)
@@ -97,9 +139,12 @@ int twheel_account_init(void)
 	return 0;
 }
 
+static void twheel_limits_drop(bool all);
+
 void twheel_account_exit(void)
 {
-	/* Every wheel holds a module reference: all users are gone by now. */
+	/* Every wheel holds a module reference: only the limits are left. */
+	twheel_limits_drop(true);
 	WARN_ON(!hash_empty(twheel_users));
 	WARN_ON(atomic_long_read(&twheel_entries_total));
 }
@@ -140,6 +185,7 @@ static struct twheel_user *twheel_user_level(struct user_namespace *ns, kuid_t u
 	new->ns = get_user_ns(ns);
 	new->uid = uid;
 	new->parent = parent;
+	INIT_LIST_HEAD(&new->limited);
 	refcount_set(&new->ref, 1);
 	atomic_long_set(&new->entries, 0);
 
@@ -164,27 +210,46 @@ put_parent:
 	return user;
 }
 
-struct twheel_user *twheel_user_get(void)
+/*
+ * The user @uid of @user_ns with the levels above it, referenced; with
+ * INVALID_UID, the level of @user_ns as a whole. NULL if out of memory.
+ */
+static struct twheel_user *twheel_user_chain(struct user_namespace *user_ns, kuid_t uid)
 {
-	const struct cred *cred = current_cred();
 	struct twheel_user *user = NULL;
 	int level;
 
 	/* From the initial namespace down, so that each level finds its parent. */
-	for (level = cred->user_ns->level; level >= 0; level--) {
-		struct user_namespace *ns = cred->user_ns;
-		kuid_t uid = cred->uid;
+	for (level = user_ns->level; level >= 0; level--) {
+		struct user_namespace *ns = user_ns;
+		kuid_t id = uid;
 		int up;
 
 		for (up = level; up > 0; up--) {
-			uid = ns->owner;
+			id = ns->owner;
 			ns = ns->parent;
 		}
-		user = twheel_user_level(ns, uid, user);
+		/* Below the initial namespace, the namespace's level comes first. */
+		if (ns != &init_user_ns) {
+			user = twheel_user_level(ns, INVALID_UID, user);
+			if (!user)
+				return NULL;
+		}
+		/* Owners are valid uids: this is the bottom, and the level was asked for. */
+		if (!uid_valid(id))
+			break;
+		user = twheel_user_level(ns, id, user);
 		if (!user)
 			return NULL;
 	}
 	return user;
+}
+
+struct twheel_user *twheel_user_get(void)
+{
+	const struct cred *cred = current_cred();
+
+	return twheel_user_chain(cred->user_ns, cred->uid);
 }
 
 void twheel_user_hold(struct twheel_user *user)
@@ -230,13 +295,24 @@ static bool twheel_add_below(atomic_long_t *count, long n, unsigned long max)
 	return true;
 }
 
+/* What @user's level may hold: a namespace's own limit, or none. */
+static unsigned long twheel_level_max(const struct twheel_user *user, unsigned long user_max)
+{
+	unsigned long limit;
+
+	if (!twheel_is_ns_level(user))
+		return user_max;
+	limit = READ_ONCE(user->limit);
+	return limit ?: ULONG_MAX;
+}
+
 int twheel_charge(struct twheel_user *user, long n)
 {
 	unsigned long max = READ_ONCE(twheel_max_user_entries);
 	struct twheel_user *u, *v;
 
 	for (u = user; u; u = u->parent)
-		if (!twheel_add_below(&u->entries, n, max))
+		if (!twheel_add_below(&u->entries, n, twheel_level_max(u, max)))
 			goto undo_users;
 	if (!twheel_add_below(&twheel_entries_total, n, READ_ONCE(twheel_max_entries_total)))
 		goto undo_users;
@@ -269,11 +345,102 @@ static bool twheel_ns_within(const struct user_namespace *ns,
 struct twheel_user *twheel_user_top_within(struct twheel_user *user,
 					   const struct user_namespace *reader)
 {
+	struct twheel_user *top = user, *u;
+
 	if (!twheel_ns_within(user->ns, reader))
 		return user;
-	while (user->parent && twheel_ns_within(user->parent->ns, reader))
-		user = user->parent;
-	return user;
+	/* Users only: a namespace's level is no one's uid. */
+	for (u = user->parent; u && twheel_ns_within(u->ns, reader); u = u->parent)
+		if (!twheel_is_ns_level(u))
+			top = u;
+	return top;
+}
+
+/*
+ * Limits looked at per TWHEEL_IOC_NS_LIMIT: the lock is everyone's (every
+ * open takes it), and the limits can be as many as the namespaces their
+ * setters may make, so each call looks at a few, in turn.
+ */
+#define TWHEEL_LIMITS_LOOK	16
+
+/*
+ * Drop the limits whose namespace only their level holds, of the next
+ * TWHEEL_LIMITS_LOOK (@all: every limit, at unload, when no wheel is
+ * left). A level whose one reference is its limit has no wheel and no
+ * level below it; a namespace whose one reference is that level's has
+ * no task, file or namespace below it that could open a wheel in it,
+ * and nobody can take a new reference to it but from us. The limits
+ * kept go to the back of the list, so that the next call looks further.
+ */
+static void twheel_limits_drop(bool all)
+{
+	struct twheel_user *user, *next;
+	int looked = 0;
+	LIST_HEAD(dead);
+
+	spin_lock(&twheel_users_lock);
+	list_for_each_entry_safe(user, next, &twheel_limited, limited) {
+		if (!all && looked++ == TWHEEL_LIMITS_LOOK)
+			break;
+		if (!all && (refcount_read(&user->ref) != 1 ||
+			     twheel_userns_refs(user->ns) != 1)) {
+			list_move_tail(&user->limited, &twheel_limited);
+			continue;
+		}
+		WRITE_ONCE(user->limit, 0);
+		list_move(&user->limited, &dead);
+		twheel_nr_limits--;
+	}
+	spin_unlock(&twheel_users_lock);
+	/* Off the list, their references are ours. */
+	list_for_each_entry_safe(user, next, &dead, limited) {
+		list_del_init(&user->limited);
+		twheel_user_put(user);
+	}
+}
+
+int twheel_ns_limit(struct user_namespace *ns, bool set, unsigned long *limit, long *entries)
+{
+	struct twheel_user *level;
+	int puts = 1;
+
+	twheel_limits_drop(false);
+	/* The initial namespace's limits are the module's parameters. */
+	if (ns == &init_user_ns)
+		return -EINVAL;
+	/* Set and read from above, as the parent's resources are. */
+	if (!ns_capable(ns->parent, CAP_SYS_RESOURCE))
+		return -EPERM;
+	if (!set) {
+		spin_lock(&twheel_users_lock);
+		level = twheel_user_find(ns, INVALID_UID);
+		*limit = level ? level->limit : 0;
+		*entries = level ? atomic_long_read(&level->entries) : 0;
+		spin_unlock(&twheel_users_lock);
+		return 0;
+	}
+
+	level = twheel_user_chain(ns, INVALID_UID);
+	if (!level)
+		return -ENOMEM;
+	spin_lock(&twheel_users_lock);
+	if (*limit && list_empty(&level->limited)) {
+		/* Our reference becomes the limit's. */
+		list_add(&level->limited, &twheel_limited);
+		twheel_nr_limits++;
+		puts = 0;
+	} else if (!*limit && !list_empty(&level->limited)) {
+		/* The limit's reference goes with ours. */
+		list_del_init(&level->limited);
+		twheel_nr_limits--;
+		puts = 2;
+	}
+	WRITE_ONCE(level->limit, *limit);
+	*entries = atomic_long_read(&level->entries);
+	spin_unlock(&twheel_users_lock);
+	while (puts--)
+		twheel_user_put(level);
+	return 0;
 }
 
 kuid_t twheel_user_uid(const struct twheel_user *user)

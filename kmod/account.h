@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Entry limits across wheels: per user, per owner of user namespaces and
- * for the module as a whole; kernel threads per owner. See account.c.
+ * Entry limits across wheels: per user, per user namespace, per owner of
+ * user namespaces and for the module as a whole. See account.c.
  */
 #ifndef TWHEEL_ACCOUNT_H
 #define TWHEEL_ACCOUNT_H
@@ -48,6 +48,15 @@ void twheel_uncharge(struct twheel_user *user, long n);
  */
 struct twheel_user *twheel_user_top_within(struct twheel_user *user,
 					   const struct user_namespace *reader);
+
+/*
+ * The entry limit of user namespace @ns (not the initial one, -EINVAL):
+ * with @set, make *@limit its limit (0: none); always, *@limit is the
+ * limit in force after and *@entries what its users and the namespaces
+ * below it hold. -EPERM unless the caller has CAP_SYS_RESOURCE over the
+ * parent of @ns. Process context.
+ */
+int twheel_ns_limit(struct user_namespace *ns, bool set, unsigned long *limit, long *entries);
 
 kuid_t twheel_user_uid(const struct twheel_user *user);
 /* Entries charged to @user now, over all of its wheels and those below it. */

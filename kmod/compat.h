@@ -16,6 +16,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 #include <linux/version.h>
 
 /* hrtimer_setup(): since 6.13; hrtimer_init() is gone since 6.15. */
@@ -53,6 +54,20 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
  * long as its mappings all the same, since each holds the file. From
  * 5.11 the charge is a flag of its own and the page is mapped as a page.
  */
+/*
+ * The references held on a user namespace: ns_ref_read() in the 7.x
+ * kernels (7.2 has it, 6.12 not; a macro, so its presence is the test),
+ * the refcount_t of its ns_common from 5.11, an atomic_t of its own
+ * before.
+ */
+#if defined(ns_ref_read)
+#define twheel_userns_refs(userns)	ns_ref_read(userns)
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(5, 11, 0)
+#define twheel_userns_refs(userns)	refcount_read(&(userns)->ns.count)
+#else
+#define twheel_userns_refs(userns)	atomic_read(&(userns)->count)
+#endif
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
 #define TWHEEL_TOUCH_PFNMAP	1
 #else

@@ -27,18 +27,22 @@
  * its chains (wheel.c), so chosen ids cost what random ones do.
  */
 #include <linux/compat.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/string.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include <linux/twheel.h>
 
@@ -501,13 +505,56 @@ static long twheel_ioctl_dump(struct twheel_ctx *ctx, struct twheel_dump_args __
 }
 
 /*
+ * TWHEEL_IOC_NS_LIMIT: the user namespace of a process by pid, as kill(2)
+ * finds it; the rest is account.c's.
+ */
+static long twheel_ioctl_ns_limit(struct twheel_ns_limit_args __user *uargs)
+{
+	struct twheel_ns_limit_args args;
+	struct user_namespace *ns;
+	struct task_struct *task;
+	unsigned long limit;
+	struct pid *pid;
+	long entries;
+	int ret;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if (args.flags & ~TWHEEL_NS_LIMITF_SET || args.pid <= 0 ||
+	    (!(args.flags & TWHEEL_NS_LIMITF_SET) && args.limit) ||
+	    args.limit > LONG_MAX)
+		return -EINVAL;
+	pid = find_get_pid(args.pid);
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	rcu_read_lock();
+	ns = get_user_ns(__task_cred(task)->user_ns);
+	rcu_read_unlock();
+	put_task_struct(task);
+
+	limit = args.limit;
+	ret = twheel_ns_limit(ns, args.flags & TWHEEL_NS_LIMITF_SET, &limit, &entries);
+	put_user_ns(ns);
+	if (ret)
+		return ret;
+	args.limit = limit;
+	args.entries = entries;
+	if (copy_to_user(uargs, &args, sizeof(args)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
  * The commands that may change the wheel (SETUP, OP, BATCH, REFRESH,
  * TOUCH_REGISTER) need a descriptor open for writing, as write(2) does:
  * on one opened O_RDONLY they fail with EBADF before anything else is
  * looked at. OP and BATCH
  * count as writing whatever their ops are: a read-only descriptor can
  * never set its wheel up, so there is no read-only wheel to query. DUMP,
- * read(2), poll(2), mmap(2) and fdinfo only read.
+ * read(2), poll(2), mmap(2) and fdinfo only read. NS_LIMIT is not about
+ * the wheel: any descriptor will do, its caller's capabilities decide.
  *
  * Every command, from ioctl(2) or as an io_uring command (uring.c), comes
  * in here: one entry, so that both validate and apply alike. Each first
@@ -555,6 +602,8 @@ long twheel_command(struct file *file, unsigned int cmd, void __user *uarg, bool
 		if (!twheel_ready(ctx))
 			return -EBADFD;
 		return twheel_ioctl_touch_register(ctx, uarg);
+	case TWHEEL_IOC_NS_LIMIT:
+		return twheel_ioctl_ns_limit(uarg);
 	default:
 		/* The VFS answers ENOTTY for it, as for every driver. */
 		return -ENOIOCTLCMD;

@@ -46,8 +46,8 @@ int twheel_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	/* No registered buffers, no multishot: the argument is a pointer. */
 	if (pad || twheel_uring_cmd_flags(ioucmd))
 		return -EINVAL;
-	if ((cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_TOUCH_REGISTER) &&
-	    issue_flags & IO_URING_F_NONBLOCK)
+	if ((cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_TOUCH_REGISTER ||
+	     cmd == TWHEEL_IOC_NS_LIMIT) && issue_flags & IO_URING_F_NONBLOCK)
 		return -EAGAIN;
 	ret = twheel_command(ioucmd->file, cmd, u64_to_user_ptr(arg),
 			     issue_flags & IO_URING_F_NONBLOCK);

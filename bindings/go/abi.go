@@ -31,6 +31,7 @@ const (
 	opfAbstime      = 1 << 2        // TWHEEL_OPF_ABSTIME
 	opfTouch        = 1 << 3        // TWHEEL_OPF_TOUCH
 	slotNone        = 0xffffffff    // TWHEEL_SLOT_NONE
+	nsLimitfSet     = 1 << 0        // TWHEEL_NS_LIMITF_SET
 	iocMagic        = 0xF7          // TWHEEL_IOC_MAGIC
 	opAdd           = 1             // TWHEEL_OP_ADD
 	opRefresh       = 2             // TWHEEL_OP_REFRESH
@@ -123,6 +124,17 @@ type rawTouchRegister struct {
 	_ uint64 `uapi:"addr"`
 	_ uint32 `uapi:"slots"`
 	_ uint32 `uapi:"flags"`
+}
+
+// struct twheel_ns_limit_args, the argument of TWHEEL_IOC_NS_LIMIT, a
+// user namespace's entry limit: a container runtime's call, not a
+// wheel's; mirrored so that the header check covers every struct of the
+// uapi.
+type rawNsLimit struct {
+	_ int32  `uapi:"pid"`
+	_ uint32 `uapi:"flags"`
+	_ uint64 `uapi:"limit"`
+	_ uint64 `uapi:"entries"`
 }
 
 // ReadEvents reads straight into the caller's []Event: it must stay the

@@ -19,6 +19,8 @@ var (
 	iocRefresh = iocWR(4, unsafe.Sizeof(rawRefresh{}))
 	// Mirrored for the header check, as rawTouchRegister.
 	iocTouchRegister = iocW(5, unsafe.Sizeof(rawTouchRegister{}))
+	// Mirrored for the header check, as rawNsLimit.
+	iocNsLimit = iocWR(6, unsafe.Sizeof(rawNsLimit{}))
 )
 
 // User pointers are 64-bit: the raw structs' unsafe.Pointer fields are

@@ -74,6 +74,7 @@ var rawStructs = map[string]any{
 	"twheel_dump_args":           rawDump{},
 	"twheel_uring_cmd":           rawUringCmd{},
 	"twheel_touch_register_args": rawTouchRegister{},
+	"twheel_ns_limit_args":       rawNsLimit{},
 }
 
 func TestRawStructsMatchTheHeader(t *testing.T) {
@@ -143,6 +144,7 @@ func TestConstantsMatchTheHeader(t *testing.T) {
 		"TWHEEL_OPF_ABSTIME":       opfAbstime,
 		"TWHEEL_OPF_TOUCH":         opfTouch,
 		"TWHEEL_SLOT_NONE":         slotNone,
+		"TWHEEL_NS_LIMITF_SET":     nsLimitfSet,
 		"TWHEEL_IOC_MAGIC":         iocMagic,
 	}
 	for name, v := range want {
@@ -185,7 +187,7 @@ func TestCommandsMatchTheHeader(t *testing.T) {
 	cs := cStructs(t, h)
 	cmds := map[string]uintptr{"TWHEEL_IOC_SETUP": iocSetup, "TWHEEL_IOC_OP": iocOp,
 		"TWHEEL_IOC_BATCH": iocBatch, "TWHEEL_IOC_DUMP": iocDump, "TWHEEL_IOC_REFRESH": iocRefresh,
-		"TWHEEL_IOC_TOUCH_REGISTER": iocTouchRegister}
+		"TWHEEL_IOC_TOUCH_REGISTER": iocTouchRegister, "TWHEEL_IOC_NS_LIMIT": iocNsLimit}
 	re := regexp.MustCompile(`#define (TWHEEL_IOC_\w+)\s+_IO(W|WR)\(TWHEEL_IOC_MAGIC, (\d+), struct (\w+)\)`)
 	found := 0
 	for _, m := range re.FindAllStringSubmatch(h, -1) {

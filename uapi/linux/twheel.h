@@ -32,7 +32,7 @@
  *  - Fields named pad and flag bits not defined here must be zero, else
  *    EINVAL. User pointers travel as __u64.
  *  - Unknown commands fail with ENOTTY; any command but TWHEEL_IOC_SETUP
- *    on a wheel not yet set up fails with EBADFD.
+ *    and TWHEEL_IOC_NS_LIMIT on a wheel not yet set up fails with EBADFD.
  *  - TWHEEL_IOC_SETUP, TWHEEL_IOC_OP, TWHEEL_IOC_BATCH,
  *    TWHEEL_IOC_REFRESH and TWHEEL_IOC_TOUCH_REGISTER change the wheel
  *    (OP and BATCH whatever their ops, QUERY included): on a descriptor
@@ -93,7 +93,9 @@
  *			the upper bound. The entries of all wheels one user
  *			opened are also capped together (module parameter
  *			max_user_entries; the users of a user namespace count
- *			against its creator as well), and those of all wheels.
+ *			against the namespace's own limit, if one is set (see
+ *			TWHEEL_IOC_NS_LIMIT), and against its creator as
+ *			well), and those of all wheels.
  * @flags:		0, TWHEEL_SETUPF_TOUCH or TWHEEL_SETUPF_TOUCH_USER.
  * @touch_slots:	with either, the number of slots of the touch table,
  *			1 to TWHEEL_TOUCH_MAX_SLOTS and at most the wheel's
@@ -159,7 +161,7 @@ enum twheel_op_code {
  *		ENOENT (REFRESH without ADD_IF_ABSENT, CANCEL or QUERY of an
  *		id that is not live; ADD never answers it), ENOSPC (the
  *		wheel's cap, its user's limit over all of the user's wheels,
- *		or the module's, was reached), ENOMEM (no memory for the
+ *		a user namespace's limit, or the module's, was reached), ENOMEM (no memory for the
  *		entry or the id index; or ids chosen to collide filled the
  *		chain of the index the id belongs in, until the index takes
  *		a new key: see TWHEEL_IOC_DUMP), EINVAL (bad op, flags,
@@ -469,6 +471,59 @@ struct twheel_touch_register_args {
 };
 
 /*
+ * User namespace limits.
+ *
+ * The entries of a user namespace's users, and of the namespaces below
+ * it, are charged to the namespace as a whole, and then to its creator
+ * (the uid that made it, in the parent namespace) up to the initial
+ * namespace, each user against the module parameter max_user_entries. A
+ * namespace has no limit of its own until one is set from outside it,
+ * with TWHEEL_IOC_NS_LIMIT on any descriptor of /dev/twheel, set up or
+ * not, readable or writable: so that the containers one user (root, say)
+ * makes share that user's limit as the user decides, instead of the
+ * first to fill it leaving nothing to the others and to the user. The
+ * caller needs CAP_SYS_RESOURCE in the namespace's parent (a container's
+ * runtime, or the root of a container for the namespaces below it); the
+ * initial namespace's limits are the module's parameters. A limit is
+ * never passed, and raises nothing: every level above still counts, its
+ * creator's above all. Lowered below what the namespace holds, it
+ * refuses new entries until enough have gone. It
+ * lasts until set to 0, or until no task, file or namespace holds the
+ * namespace any more (the module parameter ns_limits counts the limits
+ * held). A container without a user namespace of its own is its host's
+ * users: it shares their limits, as it shares every per-user limit of
+ * the kernel; its memory cgroup, to which every entry is charged, is
+ * what bounds it.
+ */
+
+/* struct twheel_ns_limit_args.flags */
+/* Set the limit to @limit; without it, only read. */
+#define TWHEEL_NS_LIMITF_SET	(1U << 0)
+
+/**
+ * struct twheel_ns_limit_args - argument of TWHEEL_IOC_NS_LIMIT
+ * @pid:	a process (in the caller's pid namespace) whose user
+ *		namespace is the one meant, as for kill(2).
+ * @flags:	0 or TWHEEL_NS_LIMITF_SET.
+ * @limit:	in, with TWHEEL_NS_LIMITF_SET: the most live ids plus
+ *		undelivered events the namespace's wheels may hold
+ *		together, 0 for no limit of its own; must be 0 otherwise.
+ *		Out: the limit in force (0: none).
+ * @entries:	out: what the namespace's wheels hold now, those of the
+ *		namespaces below it included.
+ *
+ * Errors: EINVAL (bad @flags, @pid or @limit, a process of the initial
+ * user namespace), ESRCH (no such process), EPERM (no CAP_SYS_RESOURCE
+ * in the parent of the namespace), ENOMEM.
+ */
+struct twheel_ns_limit_args {
+	__s32 pid;
+	__u32 flags;
+	__u64 limit;
+	__u64 entries;
+};
+
+/*
  * Ring commands.
  *
  * On kernels that have io_uring commands (5.19 and later), every
@@ -490,10 +545,11 @@ struct twheel_touch_register_args {
  * runs from an io-wq worker instead, with the same result; a BATCH or
  * REFRESH that meets this after its first chunk completes with the count
  * it applied, as one cut by a signal does, and the rest can be submitted
- * again. TWHEEL_IOC_SETUP and TWHEEL_IOC_TOUCH_REGISTER always run
- * from an io-wq worker. Kernels before 5.19 have no IORING_OP_URING_CMD
- * and complete the SQE with -EINVAL, as for any opcode they do not know
- * (io_uring's probe, IORING_REGISTER_PROBE, tells beforehand).
+ * again. TWHEEL_IOC_SETUP, TWHEEL_IOC_TOUCH_REGISTER and
+ * TWHEEL_IOC_NS_LIMIT always run from an io-wq worker. Kernels before
+ * 5.19 have no IORING_OP_URING_CMD and complete the SQE with -EINVAL, as
+ * for any opcode they do not know (io_uring's probe,
+ * IORING_REGISTER_PROBE, tells beforehand).
  */
 
 /**
@@ -526,5 +582,7 @@ struct twheel_uring_cmd {
 #define TWHEEL_IOC_REFRESH	_IOWR(TWHEEL_IOC_MAGIC, 4, struct twheel_refresh_args)
 /* Register the touch table of a TWHEEL_SETUPF_TOUCH_USER wheel. 0 or -errno. */
 #define TWHEEL_IOC_TOUCH_REGISTER	_IOW(TWHEEL_IOC_MAGIC, 5, struct twheel_touch_register_args)
+/* A user namespace's entry limit, set or read; fills the out fields. 0 or -errno. */
+#define TWHEEL_IOC_NS_LIMIT	_IOWR(TWHEEL_IOC_MAGIC, 6, struct twheel_ns_limit_args)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */

@@ -43,6 +43,8 @@ TWHEEL_OPF_TOUCH = 1 << 3
 TWHEEL_SLOT_NONE = 0xFFFF_FFFF
 TWHEEL_DUMP_END = (1 << 64) - 1
 
+TWHEEL_NS_LIMITF_SET = 1 << 0
+
 TWHEEL_IOC_MAGIC = 0xF7
 
 # The C names this module mirrors, for the header check: every TWHEEL_
@@ -55,7 +57,8 @@ MIRRORED = (
     "TWHEEL_OPF_ADD_IF_ABSENT", "TWHEEL_OPF_ABSTIME", "TWHEEL_OPF_TOUCH",
     "TWHEEL_SLOT_NONE", "TWHEEL_DUMP_END", "TWHEEL_IOC_MAGIC",
     "TWHEEL_IOC_SETUP", "TWHEEL_IOC_OP", "TWHEEL_IOC_BATCH", "TWHEEL_IOC_DUMP",
-    "TWHEEL_IOC_REFRESH", "TWHEEL_IOC_TOUCH_REGISTER",
+    "TWHEEL_IOC_REFRESH", "TWHEEL_IOC_TOUCH_REGISTER", "TWHEEL_NS_LIMITF_SET",
+    "TWHEEL_IOC_NS_LIMIT",
 )
 
 u64 = ctypes.c_uint64
@@ -161,10 +164,26 @@ class twheel_touch_register_args(ctypes.Structure):
     ]
 
 
+class twheel_ns_limit_args(ctypes.Structure):
+    """The argument of TWHEEL_IOC_NS_LIMIT.
+
+    A user namespace's entry limit is a container runtime's call, not a
+    wheel's: the package makes none; the layout is mirrored so that the
+    header check covers every struct of the uapi.
+    """
+
+    _fields_ = [
+        ("pid", s32),
+        ("flags", u32),
+        ("limit", u64),
+        ("entries", u64),
+    ]
+
+
 STRUCTS: tuple[type[ctypes.Structure], ...] = (
     twheel_setup_args, twheel_op, twheel_batch_args, twheel_event,
     twheel_refresh_args, twheel_dump_entry, twheel_dump_args,
-    twheel_uring_cmd, twheel_touch_register_args,
+    twheel_uring_cmd, twheel_touch_register_args, twheel_ns_limit_args,
 )
 
 _CODES: dict[object, str] = {u64: "Q", u32: "I", s32: "i"}
@@ -254,3 +273,4 @@ TWHEEL_IOC_BATCH = _ioc(_IOC_WRITE, 2, twheel_batch_args)
 TWHEEL_IOC_DUMP = _ioc(_IOC_READ | _IOC_WRITE, 3, twheel_dump_args)
 TWHEEL_IOC_REFRESH = _ioc(_IOC_READ | _IOC_WRITE, 4, twheel_refresh_args)
 TWHEEL_IOC_TOUCH_REGISTER = _ioc(_IOC_WRITE, 5, twheel_touch_register_args)
+TWHEEL_IOC_NS_LIMIT = _ioc(_IOC_READ | _IOC_WRITE, 6, twheel_ns_limit_args)
