@@ -7,7 +7,8 @@
  * with junk, draining events, the fdinfo parser, fd passing, joining
  * with a deadline), libtwheel, which these programs use as an
  * application would, and what only they need (a run's bound from argv
- * or the environment, raising and restoring the entry limits).
+ * or the environment, raising and restoring the entry limits, lowering
+ * them for other users and filling them with adds).
  *
  * Header-only: every program stays one .c file plus this header, linked
  * statically (the test VM has no shared libraries) with libtwheel.a.
@@ -18,8 +19,10 @@
 #ifndef TWHEEL_TEST_H
 #define TWHEEL_TEST_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "../../selftests/twheel_util.h"
 #include "twheel.h"
@@ -80,6 +83,99 @@ static inline int entry_limits_raise(unsigned long long want)
 	if (l->total < want && module_param_set("max_entries_total", want))
 		return -1;
 	return 0;
+}
+
+/*
+ * For a program whose other users fill a lowered max_user_entries: set
+ * it to @limit and open the device to every user (mode 0666), saving
+ * both; users_setup_restore() puts back what was found, and runs at exit
+ * and on SIGTERM and SIGINT (handlers installed here). 0, or -errno
+ * (-ENOENT: no such parameter).
+ */
+struct users_setup {
+	unsigned long long user;
+	mode_t mode;
+	int saved, mode_changed, hooked;
+};
+
+static inline struct users_setup *users_setup_saved(void)
+{
+	static struct users_setup saved;
+
+	return &saved;
+}
+
+static inline void users_setup_restore(void)
+{
+	struct users_setup *s = users_setup_saved();
+
+	if (s->saved)
+		module_param_set("max_user_entries", s->user);
+	if (s->mode_changed)
+		chmod(TWHEEL_DEVICE, s->mode);
+	s->saved = s->mode_changed = 0;
+}
+
+static inline void users_setup_on_signal(int sig)
+{
+	users_setup_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static inline int users_setup(unsigned long long limit)
+{
+	struct users_setup *s = users_setup_saved();
+	struct stat st;
+
+	if (stat(TWHEEL_DEVICE, &st))
+		return -errno;
+	if (!s->hooked) {
+		signal(SIGTERM, users_setup_on_signal);
+		signal(SIGINT, users_setup_on_signal);
+		atexit(users_setup_restore);
+		s->hooked = 1;
+	}
+	if (!s->saved) {
+		s->user = module_param("max_user_entries", 0);
+		if (!s->user)
+			return -ENOENT;
+		s->saved = 1;
+	}
+	if ((st.st_mode & 0666) != 0666 && !s->mode_changed) {
+		s->mode = st.st_mode & 07777;
+		s->mode_changed = 1;
+		if (chmod(TWHEEL_DEVICE, 0666))
+			return -errno;
+	}
+	return module_param_set("max_user_entries", limit);
+}
+
+/*
+ * ADD @count new ids, *@next_id on (advanced past them), each @timeout_ns
+ * from now, in one batch through @ops (room for @count): how many went
+ * in, and in *@err the first failure (the batch's, else the first op's
+ * result), 0 if none. For the programs that fill a limit and count.
+ */
+static inline long long fill_ids(int fd, struct twheel_op *ops, uint64_t count,
+				uint64_t *next_id, uint64_t timeout_ns, int *err)
+{
+	long long n, i, added = 0;
+
+	*err = 0;
+	for (i = 0; i < (long long)count; i++)
+		op_init(&ops[i], TWHEEL_OP_ADD, (*next_id)++, TWHEEL_OPF_TIMEOUT, timeout_ns);
+	n = twheel_batch(fd, ops, count);
+	if (n < 0) {
+		*err = n;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].result && !*err)
+			*err = ops[i].result;
+		added += !ops[i].result;
+	}
+	return added;
 }
 
 #endif /* TWHEEL_TEST_H */

@@ -42,27 +42,6 @@
 #define FREEZER		"/tmp/contain-freezer"
 #define FGROUP		FREEZER "/g"
 
-static unsigned long long saved_user;
-static int params_saved;
-static mode_t saved_mode;
-static int mode_changed;
-
-static void restore(void)
-{
-	if (params_saved)
-		module_param_set("max_user_entries", saved_user);
-	if (mode_changed)
-		chmod(TWHEEL_DEVICE, saved_mode);
-	params_saved = mode_changed = 0;
-}
-
-static void on_signal(int sig)
-{
-	restore();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 struct race {
 	volatile int stop;
 	long setups, setups_refused, adds, adds_refused, other;
@@ -132,22 +111,16 @@ static int charger(void)
 
 static int test_charges(void)
 {
-	struct stat st;
 	pid_t pid;
 	int status, held;
 
-	saved_user = module_param("max_user_entries", 0);
-	params_saved = 1;
-	if (module_param_set("max_user_entries", LIMIT) || stat(TWHEEL_DEVICE, &st))
-		ksft_exit_fail_msg("cannot set max_user_entries or find %s\n", TWHEEL_DEVICE);
-	saved_mode = st.st_mode & 07777;
-	mode_changed = 1;
-	chmod(TWHEEL_DEVICE, 0666);
+	if (users_setup(LIMIT))
+		ksft_exit_fail_msg("cannot set max_user_entries or open %s to all\n", TWHEEL_DEVICE);
 	pid = fork();
 	if (!pid)
 		_exit(charger());
 	waitpid(pid, &status, 0);
-	restore();
+	users_setup_restore();
 	held = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	ksft_test_result(held,
 			 "a charge that fits is never refused while larger ones fail beside it (exit %d)\n",
@@ -257,8 +230,6 @@ int main(void)
 	ksft_set_plan(2);
 	if (access(TWHEEL_DEVICE, R_OK | W_OK))
 		ksft_exit_skip("%s: %s\n", TWHEEL_DEVICE, strerror(errno));
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
 	charges = test_charges();
 	frozen = test_frozen_close();
 	printf("contain: charges_held=%s frozen_close=%s\n", charges ? "yes" : "no",

@@ -135,21 +135,7 @@ static void agent_loop(int in, int out, uid_t uid)
 			break;
 		case 'a':
 			ops = realloc(ops, c.count * sizeof(*ops));
-			for (i = 0; i < c.count; i++)
-				op_init(&ops[i], TWHEEL_OP_ADD, next_id++, TWHEEL_OPF_TIMEOUT,
-					c.timeout_ns);
-			r.ok = twheel_batch(fds[c.wheel], ops, c.count);
-			if (r.ok < 0) {
-				r.err = r.ok;
-				r.ok = 0;
-				break;
-			}
-			/* How many were added, and the first failure. */
-			for (i = 0; i < (uint64_t)r.ok; i++)
-				if (ops[i].result && !r.err)
-					r.err = ops[i].result;
-			for (r.ok = 0, i = 0; i < c.count; i++)
-				r.ok += !ops[i].result;
+			r.ok = fill_ids(fds[c.wheel], ops, c.count, &next_id, c.timeout_ns, &r.err);
 			break;
 		case 'w':
 			for (i = 0; i < 1000; i++) {
