@@ -34,6 +34,9 @@
  *    than the wheel's is ESTALE), every entry an id we use, listed once
  *    per cursor chain, deadline on the grid and plausible, slot TWHEEL_SLOT_NONE or
  *    below the table's size, pad 0, nothing past the count;
+ *  - TWHEEL_IOC_NS_LIMIT (random pids, flags and limits): EINVAL, ESRCH,
+ *    EPERM, EFAULT, ENOMEM only, nothing written back on failure, only
+ *    the out fields on success;
  *  - TWHEEL_IOC_TOUCH_REGISTER (random slots, flags and table addresses:
  *    fresh anonymous or shared memory, misaligned, unmapped, read-only,
  *    partly PROT_NONE, kernel, another wheel's mapped table; on wheels
@@ -2637,7 +2640,49 @@ static int is_command(uint32_t cmd)
 {
 	return cmd == TWHEEL_IOC_SETUP || cmd == TWHEEL_IOC_OP || cmd == TWHEEL_IOC_BATCH ||
 	       cmd == TWHEEL_IOC_DUMP || cmd == TWHEEL_IOC_REFRESH ||
-	       cmd == TWHEEL_IOC_TOUCH_REGISTER;
+	       cmd == TWHEEL_IOC_TOUCH_REGISTER || cmd == TWHEEL_IOC_NS_LIMIT;
+}
+
+/*
+ * TWHEEL_IOC_NS_LIMIT with random pids (ours, 0, negative, random: all
+ * of the initial user namespace here, or none), flags and limits, on any
+ * descriptor: only the uapi's errnos, and nothing written back but on
+ * success, then only the out fields.
+ */
+static void do_ns_limit(void)
+{
+	static const int errs[] = { EINVAL, ESRCH, EPERM, EFAULT, ENOMEM };
+	struct twheel_ns_limit_args args, before;
+	enum ptr_kind kind;
+	uint8_t *p = pick_ptr(sizeof(args), &kind);
+	int err;
+	long ret;
+
+	memset(&args, 0, sizeof(args));
+	switch (rnd_below(&rs, 4)) {
+	case 0: args.pid = getpid(); break;
+	case 1: args.pid = -(int32_t)rnd_below(&rs, 3); break;
+	default: args.pid = (int32_t)rnd_next(&rs); break;
+	}
+	if (rnd_below(&rs, 2))
+		args.flags = rnd_below(&rs, 3) ? TWHEEL_NS_LIMITF_SET : (uint32_t)rnd_next(&rs);
+	if (rnd_below(&rs, 2))
+		args.limit = rnd_below(&rs, 2) ? rnd_below(&rs, 1000) : rnd_next(&rs);
+	args.entries = rnd_next(&rs);
+	before = args;
+	if (kind == P_VALID)
+		memcpy(p, &args, sizeof(args));
+	ret = ioctl(wfd[pick_idx()], TWHEEL_IOC_NS_LIMIT, p);
+	err = errno;
+	calls++;
+	check_errno(ret, err, errs, 5, "NS_LIMIT");
+	if (kind != P_VALID)
+		return;
+	memcpy(&args, p, sizeof(args));
+	if (ret < 0 && memcmp(&args, &before, sizeof(args)))
+		report(R_STRAY, "NS_LIMIT that failed (errno %d) wrote into its argument", err);
+	if (!ret && (args.pid != before.pid || args.flags != before.flags))
+		report(R_STRAY, "NS_LIMIT wrote into its in fields");
 }
 
 /*
@@ -2699,6 +2744,10 @@ static void do_random_ioctl(void)
 
 	if (ring_cmds && !is_child && rnd_below(&rs, 3) == 0) {
 		do_ring_junk();
+		return;
+	}
+	if (rnd_below(&rs, 8) == 0) {
+		do_ns_limit();
 		return;
 	}
 	do {
