@@ -443,6 +443,17 @@ int twheel_ns_limit(struct user_namespace *ns, bool set, unsigned long *limit, l
 	return 0;
 }
 
+long twheel_user_ns_entries(const struct twheel_user *user, unsigned long *limit)
+{
+	const struct twheel_user *level = user->parent;
+
+	/* A user's parent is its namespace's level, but in the initial one. */
+	if (!level || !twheel_is_ns_level(level))
+		return -1;
+	*limit = READ_ONCE(level->limit);
+	return atomic_long_read(&level->entries);
+}
+
 kuid_t twheel_user_uid(const struct twheel_user *user)
 {
 	return user->uid;

@@ -58,6 +58,13 @@ struct twheel_user *twheel_user_top_within(struct twheel_user *user,
  */
 int twheel_ns_limit(struct user_namespace *ns, bool set, unsigned long *limit, long *entries);
 
+/*
+ * Entries charged to the user namespace of @user (a user, not a
+ * namespace's level), and in *@limit its limit (0: none); -1 for a user
+ * of the initial namespace, which has no such level.
+ */
+long twheel_user_ns_entries(const struct twheel_user *user, unsigned long *limit);
+
 kuid_t twheel_user_uid(const struct twheel_user *user);
 /* Entries charged to @user now, over all of its wheels and those below it. */
 long twheel_user_entries(const struct twheel_user *user);

@@ -633,6 +633,8 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twheel_ctx *ctx = file->private_data;
 	struct twheel_user *owner = twheel_user_top_within(ctx->user, seq_user_ns(m));
+	unsigned long ns_limit;
+	long ns_entries;
 
 	seq_printf(m, "wheel:\t%llu\n", ctx->serial);
 	seq_printf(m, "uid:\t%u\n",
@@ -641,6 +643,11 @@ static void twheel_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "owner_uid:\t%u\n",
 		   from_kuid_munged(seq_user_ns(m), twheel_user_uid(owner)));
 	seq_printf(m, "owner_entries:\t%ld\n", twheel_user_entries(owner));
+	ns_entries = twheel_user_ns_entries(ctx->user, &ns_limit);
+	if (ns_entries >= 0) {
+		seq_printf(m, "ns_entries:\t%ld\n", ns_entries);
+		seq_printf(m, "ns_limit:\t%lu\n", ns_limit);
+	}
 	if (!twheel_ready(ctx)) {
 		seq_puts(m, "setup:\tno\n");
 		return;

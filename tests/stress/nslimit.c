@@ -14,7 +14,8 @@
  *    (TWHEEL_IOC_NS_LIMIT with a pid in it); each container then gets
  *    exactly L and ENOSPC after, whatever order they come in, and host
  *    root still has exactly the N - CONTAINERS * L left;
- *  - a read gives each namespace's limit and entries;
+ *  - a read gives each namespace's limit and entries, and so does the
+ *    fdinfo of a wheel in it (ns_limit:, ns_entries:);
  *  - a container's root, with every capability in its own namespace,
  *    can neither raise nor read its own limit (EPERM), but sets the
  *    limit of a namespace it makes inside, which holds;
@@ -47,7 +48,7 @@
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 
 struct cmd {
-	char op;		/* 'o'pen, 'a'dd, 'c'lose, 'l'imit, 'n'ested, e'x'it */
+	char op;		/* 'o'pen, 'a'dd, 'c'lose, 'l'imit, 'f'dinfo, 'n'ested, e'x'it */
 	uint64_t count;		/* 'a': ids to add */
 	int pid;		/* 'l': whose namespace; 0: this agent's own */
 	uint32_t flags;		/* 'l' */
@@ -57,7 +58,7 @@ struct cmd {
 struct reply {
 	long long ok;		/* ids added; the pid of the agent ('n': the nested one's) */
 	int err;		/* first failure, -errno */
-	uint64_t limit, entries;	/* 'l' */
+	uint64_t limit, entries;	/* 'l'; 'f': its wheel's ns_limit: and ns_entries: */
 };
 
 struct agent {
@@ -136,6 +137,10 @@ static void __attribute__((noreturn)) agent_loop(int in, int out, const int nest
 				close(dfd);
 			break;
 		}
+		case 'f':
+			r.limit = fdinfo_get(fd, "ns_limit");
+			r.entries = fdinfo_get(fd, "ns_entries");
+			break;
 		case 'n': {
 			/* A namespace inside this one, its uid 0 this one's, as a nested runtime makes it. */
 			int made[2], go[2], e = 0;
@@ -366,9 +371,12 @@ int main(int argc, char **argv)
 	held &= ok;
 
 	err = ns_limit(fd, &a, box[containers - 1].pid, 0, 0);
-	ok = !err && a.limit == l && a.entries == l;
-	ksft_test_result(ok, "a read gives a namespace's limit %llu and entries %llu (%d)\n",
-			 (unsigned long long)a.limit, (unsigned long long)a.entries, err);
+	r = agent_do(&box[containers - 1], 'f', 0, 0, 0, 0);
+	ok = !err && a.limit == l && a.entries == l && r.limit == l && r.entries == l &&
+	     fdinfo_get(fd, "ns_entries") == -1;
+	ksft_test_result(ok, "a read gives a namespace's limit %llu and entries %llu (%d); its wheel's fdinfo %lld and %lld; root's wheel has no such line\n",
+			 (unsigned long long)a.limit, (unsigned long long)a.entries, err,
+			 (long long)r.limit, (long long)r.entries);
 	held &= ok;
 
 	/* A container's root: every capability in its namespace, none over its parent. */
