@@ -9,8 +9,15 @@
 # with debian/; a new one is made when the package list, this script or
 # the host's Node changes (the key is a hash of the three).
 #
-#   vm/langroot.sh            build if needed; print the cpio's path
-#   vm/langroot.sh --cached   print the path if built, else exit 1
+#   vm/langroot.sh [--arch A]            build if needed; print the cpio's path
+#   vm/langroot.sh [--arch A] --cached   print the path if built, else exit 1
+#
+# A is amd64 (the default) or arm64. The arm64 root, for the arm64 VMs,
+# holds Python and the JRE (the Python and Java bindings' tests): it is
+# unpacked from Debian's arm64 packages by vm/extract-root.sh, since
+# debootstrap would run arm64 programs on this host. Debian 12 has no
+# Node 20 to test the Node binding with, and the scenario benchmarks run
+# on amd64 only (no Redis, no Node).
 #
 # Node 20 is not in Debian 12 (which has 18): the machine's own Node 20,
 # the one the bindings are built against, is copied in as
@@ -27,7 +34,11 @@ set -eu
 #  redis-server: the Redis peers of the scenario benchmarks;
 #  ca-certificates: what the JRE's package expects to find;
 #  libstdc++6: the host's Node binary links it.
+# For arm64, the two bindings' runtimes and coreutils and dash: in-debian's
+# env and sh, which debootstrap installs as essential and
+# vm/extract-root.sh does not.
 packages="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless redis-server ca-certificates libstdc++6"
+packages_arm64="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless coreutils dash"
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
@@ -36,8 +47,20 @@ node=$(command -v node || true)
 
 die() { echo "langroot: $*" >&2; exit 1; }
 
-[ -n "$node" ] || die "no node on PATH (the machine's Node 20 is copied into the root)"
-key=$({ echo "$packages"; cat "$0"; "$node" --version; } | sha256sum | cut -c1-12)
+arch=amd64
+if [ "${1:-}" = --arch ]; then
+	arch=${2:-}
+	shift 2 || die "--arch needs amd64 or arm64"
+fi
+case $arch in
+amd64)
+	[ -n "$node" ] || die "no node on PATH (the machine's Node 20 is copied into the root)"
+	key=$({ echo "$packages"; cat "$0"; "$node" --version; } | sha256sum | cut -c1-12) ;;
+arm64)
+	packages=$packages_arm64
+	key=arm64-$({ echo "$packages"; cat "$0" "$here/extract-root.sh"; } | sha256sum | cut -c1-12) ;;
+*) die "--arch: amd64 or arm64, not '$arch'" ;;
+esac
 dir=$cache/langroot/$key
 cpio=$dir/root.cpio
 
@@ -50,30 +73,41 @@ mkdir -p "$cache/langroot"
 exec 9>"$cache/langroot/lock"
 flock 9
 [ -f "$cpio" ] && { echo "$cpio"; exit 0; }
-command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
 
 start=$(date +%s)
 new=$dir.new
 rm -rf "$new"
 mkdir -p "$new/stage" "$cache/debootstrap"
 root=$new/stage/debian
-echo "langroot: debootstrapping Debian 12 with: $packages" >&2
-# Progress every 30 s: debootstrap is silent while it unpacks.
-(
-	while sleep 30; do
-		echo "langroot: debootstrap running for $(( $(date +%s) - start )) s," \
-			"$(du -sm "$root" 2>/dev/null | cut -f1) MiB so far" >&2
-	done
-) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
-debootstrap --variant=minbase --cache-dir="$cache/debootstrap" \
-	--include="${packages// /,}" bookworm "$root" "$mirror" >"$new/debootstrap.log" 2>&1 || {
-	tail -n 30 "$new/debootstrap.log" >&2
-	die "debootstrap failed (log: $new/debootstrap.log)"
-}
-kill $ticker 2>/dev/null || true
-install -m 755 "$node" "$root/usr/local/bin/node"
+if [ "$arch" = arm64 ]; then
+	# shellcheck disable=SC2086 # a list of words
+	"$here/extract-root.sh" arm64 "$root" $packages >"$new/extract.log" 2>&1 || {
+		tail -n 30 "$new/extract.log" >&2
+		die "the arm64 root did not build (log: $new/extract.log)"
+	}
+	rm -f "$root.lock" "$root/packages"
+	# What update-alternatives, a maintainer script, would have linked.
+	ln -s ../lib/jvm/java-17-openjdk-arm64/bin/java "$root/usr/bin/java"
+else
+	command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
+	echo "langroot: debootstrapping Debian 12 with: $packages" >&2
+	# Progress every 30 s: debootstrap is silent while it unpacks.
+	(
+		while sleep 30; do
+			echo "langroot: debootstrap running for $(( $(date +%s) - start )) s," \
+				"$(du -sm "$root" 2>/dev/null | cut -f1) MiB so far" >&2
+		done
+	) &
+	ticker=$!
+	trap 'kill $ticker 2>/dev/null || true' EXIT
+	debootstrap --variant=minbase --cache-dir="$cache/debootstrap" \
+		--include="${packages// /,}" bookworm "$root" "$mirror" >"$new/debootstrap.log" 2>&1 || {
+		tail -n 30 "$new/debootstrap.log" >&2
+		die "debootstrap failed (log: $new/debootstrap.log)"
+	}
+	kill $ticker 2>/dev/null || true
+	install -m 755 "$node" "$root/usr/local/bin/node"
+fi
 rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
 	"$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
 find "$root/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name 'C.*' -exec rm -rf {} + 2>/dev/null || true

@@ -46,7 +46,8 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
   --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
   --lang             the Debian root of vm/langroot.sh at /debian in the guest
-                     (Python, Java, Node, Redis), entered with in-debian CMD
+                     (Python, Java, Node, Redis; on arm64 Python and Java),
+                     entered with in-debian CMD
   --copy DIR         copy the host directory DIR into the guest as
                      /opt/NAME, NAME its last component (repeatable)
   --shell            console on this terminal, a shell after the tests
@@ -122,8 +123,7 @@ amd64)
 	results_port() { echo -serial "file:$1"; } ;;
 arm64)
 	busybox=$cache/userland/arm64/root/bin/busybox console=ttyAMA0 results_tty=hvc0
-	results_port() { echo -device virtio-serial-pci -chardev "file,id=results,path=$1" -device virtconsole,chardev=results; }
-	[ "$lang" = 0 ] || die "--lang: the language root is amd64's" ;;
+	results_port() { echo -device virtio-serial-pci -chardev "file,id=results,path=$1" -device virtconsole,chardev=results; } ;;
 esac
 cmdline="console=$console rdinit=/init panic=-1"
 case $accel in tcg|kvm) ;; *) die "--accel must be tcg or kvm" ;; esac
@@ -181,7 +181,7 @@ chmod +x "$root/init"
 # The kernel unpacks concatenated archives in turn: the Debian root first.
 : >"$out/initramfs.cpio"
 if [ "$lang" = 1 ]; then
-	langroot=$("$here/langroot.sh") || die "the language root did not build (vm/langroot.sh)"
+	langroot=$("$here/langroot.sh" --arch "$arch") || die "the language root did not build (vm/langroot.sh --arch $arch)"
 	cat "$langroot" >"$out/initramfs.cpio"
 fi
 (cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >>"$out/initramfs.cpio"
