@@ -44,17 +44,6 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * How the touch table's pages reach user space. Before 5.11 an accounted
- * page (alloc_page(__GFP_ACCOUNT) in a memory cgroup other than the root)
- * is typed PageKmemcg in page->page_type, which shares its word with
- * _mapcount: a mapping that counts itself in the page corrupts it ("BUG:
- * Bad page map ... mapcount:-512" at unmap, 5.10). There the fault
- * handler inserts the page frame instead (VM_PFNMAP, no mapcount, no
- * reference): the table stays charged to the memory cgroup, and lives as
- * long as its mappings all the same, since each holds the file. From
- * 5.11 the charge is a flag of its own and the page is mapped as a page.
- */
-/*
  * The references held on a user namespace: ns_ref_read() in the 7.x
  * kernels (7.2 has it, 6.12 not; a macro, so its presence is the test),
  * the refcount_t of its ns_common from 5.11, an atomic_t of its own
@@ -68,6 +57,17 @@ static inline void twheel_hrtimer_setup(struct hrtimer *timer,
 #define twheel_userns_refs(userns)	atomic_read(&(userns)->count)
 #endif
 
+/*
+ * How the touch table's pages reach user space. Before 5.11 an accounted
+ * page (alloc_page(__GFP_ACCOUNT) in a memory cgroup other than the root)
+ * is typed PageKmemcg in page->page_type, which shares its word with
+ * _mapcount: a mapping that counts itself in the page corrupts it ("BUG:
+ * Bad page map ... mapcount:-512" at unmap, 5.10). There the fault
+ * handler inserts the page frame instead (VM_PFNMAP, no mapcount, no
+ * reference): the table stays charged to the memory cgroup, and lives as
+ * long as its mappings all the same, since each holds the file. From
+ * 5.11 the charge is a flag of its own and the page is mapped as a page.
+ */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
 #define TWHEEL_TOUCH_PFNMAP	1
 #else
