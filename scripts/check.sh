@@ -41,11 +41,11 @@
 #     liburing); the library's tests (tests/lib), the tools' tests (tests/tools),
 #     the stress programs, and those three again cross-built static for
 #     arm64 when an arm64 line boots (scripts/cross-build.sh: an arm64
-#     VM runs the same programs as an amd64 one, but the examples and
-#     the bindings other than Go's); the language bindings that the plan runs
+#     VM runs the same programs as an amd64 one, but the examples); the
+#     language bindings that the plan runs
 #     (bindings/NAME): each one's own `make check` on the host (lint,
-#     host tests, packaging), its VM files built (Go's also with
-#     GOARCH=arm64 for an arm64 VM), and the host half of
+#     host tests, packaging), its VM files built (again for an arm64 VM:
+#     Go's with GOARCH=arm64, Node's addon with ARCH=arm64), and the host half of
 #     its install check (`make install-check`: the package installed as
 #     a new user installs it, in a fresh project, and its README example
 #     run here, without the module, where it must show the documented
@@ -569,21 +569,19 @@ done
 # there, into $out/bindings-ARCH/NAME, which cross_progs gives those VMs:
 # Go's, cross-built (GOARCH, no cgo); Python's (pure Python) and Java's
 # (the jar carries linux-aarch64), run by Debian's python3 and JRE for
-# ARCH (vm/run.sh --lang, vm/langroot.sh --arch). Node's would need a
-# Node 20 for ARCH, which Debian 12 has not: the plan names it for no
-# arm64 line.
+# ARCH; Node's, its addon cross-built (ARCH), run by the official Node
+# build of the machine's version (vm/run.sh --lang, vm/langroot.sh
+# --arch, vm/node-arch.sh).
 for a in $vm_arches; do
 	for b in $(arch_bindings "$a"); do
 		rm -rf "${out:?}/bindings-$a/$b"
 		mkdir -p "$out/bindings-$a"
-		case $b in go | python | java) runs_there=1 ;; *) runs_there=0 ;; esac
-		if [ $runs_there = 1 ] &&
-			GOARCH=$a make -C "$top/bindings/$b" vm-files DIR="$out/bindings-$a/$b" \
+		if GOARCH=$a make -C "$top/bindings/$b" vm-files ARCH="$a" DIR="$out/bindings-$a/$b" \
 				>"$out/bindings/$b-vm-files-$a.log" 2>&1 &&
 			[ -f "$out/bindings-$a/$b/vm-test.sh" ]; then
 			pass
 		else
-			fail "binding $b: VM files for $a (GOARCH=$a make -C bindings/$b vm-files, see $out/bindings/$b-vm-files-$a.log; Go, Python and Java alone run on $a)"
+			fail "binding $b: VM files for $a (GOARCH=$a make -C bindings/$b vm-files ARCH=$a, see $out/bindings/$b-vm-files-$a.log)"
 		fi
 	done
 done

@@ -86,12 +86,13 @@ packages() {
 		# The bindings' builds fetch from the registries (the Go module
 		# proxy, npm, PyPI, Maven Central) over TLS; the Node addon is
 		# built by node-gyp (make, g++, python3) from the libtwheel
-		# sources its package carries; the Java jar's linux-aarch64 JNI
+		# sources its package carries, and cross-built for the arm64 VM
+		# (g++-aarch64-linux-gnu); the Java jar's linux-aarch64 JNI
 		# library is cross-built (gcc-aarch64-linux-gnu; libc6-dev-arm64-cross
 		# is only its Recommends, so named) and loaded by an arm64 JVM
 		# under qemu-user (qemu-aarch64 -L, no binfmt), from a sysroot of
 		# Debian's arm64 packages on private lists (debian-archive-keyring).
-		echo ca-certificates build-essential python3 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user debian-archive-keyring ;;
+		echo ca-certificates build-essential python3 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user debian-archive-keyring ;;
 	charts)
 		# `make charts`: the PNGs of docs/ (only then: gnuplot is large).
 		echo gnuplot-nox ;;

@@ -13,15 +13,15 @@
 #   vm/langroot.sh [--arch A] --cached   print the path if built, else exit 1
 #
 # A is amd64 (the default) or arm64. The arm64 root, for the arm64 VMs,
-# holds Python and the JRE (the Python and Java bindings' tests): it is
-# unpacked from Debian's arm64 packages by vm/extract-root.sh, since
-# debootstrap would run arm64 programs on this host. Debian 12 has no
-# Node 20 to test the Node binding with, and the scenario benchmarks run
-# on amd64 only (no Redis, no Node).
+# holds Python, the JRE and Node (the Python, Java and Node bindings'
+# tests): it is unpacked from Debian's arm64 packages by
+# vm/extract-root.sh, since debootstrap would run arm64 programs on this
+# host. The scenario benchmarks run on amd64 only (no Redis there).
 #
 # Node 20 is not in Debian 12 (which has 18): the machine's own Node 20,
 # the one the bindings are built against, is copied in as
-# /usr/local/bin/node. Docs, man pages and locales are dropped: the root
+# /usr/local/bin/node; for arm64, the official build of that same version
+# (vm/node-arch.sh). Docs, man pages and locales are dropped: the root
 # lives in guest RAM.
 set -eu
 
@@ -33,12 +33,12 @@ set -eu
 #    the scenario benchmarks (Netty, Kafka, the JDK's own queues);
 #  redis-server: the Redis peers of the scenario benchmarks;
 #  ca-certificates: what the JRE's package expects to find;
-#  libstdc++6: the host's Node binary links it.
-# For arm64, the two bindings' runtimes and coreutils and dash: in-debian's
-# env and sh, which debootstrap installs as essential and
-# vm/extract-root.sh does not.
+#  libstdc++6: the host's Node binary links it (and the arm64 one).
+# For arm64, the same less Redis, and coreutils and dash: in-debian's env
+# and sh, which debootstrap installs as essential and vm/extract-root.sh
+# does not.
 packages="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless redis-server ca-certificates libstdc++6"
-packages_arm64="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless coreutils dash"
+packages_arm64="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless libstdc++6 coreutils dash"
 
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${TWHEEL_CACHE:-/var/tmp/twheel-cache}
@@ -58,7 +58,9 @@ amd64)
 	key=$({ echo "$packages"; cat "$0"; "$node" --version; } | sha256sum | cut -c1-12) ;;
 arm64)
 	packages=$packages_arm64
-	key=arm64-$({ echo "$packages"; cat "$0" "$here/extract-root.sh"; } | sha256sum | cut -c1-12) ;;
+	[ -n "$node" ] || die "no node on PATH (the arm64 root gets the official build of its version)"
+	key=arm64-$({ echo "$packages"; cat "$0" "$here/extract-root.sh" "$here/node-arch.sh"; "$node" --version; } |
+		sha256sum | cut -c1-12) ;;
 *) die "--arch: amd64 or arm64, not '$arch'" ;;
 esac
 dir=$cache/langroot/$key
@@ -88,6 +90,8 @@ if [ "$arch" = arm64 ]; then
 	rm -f "$root.lock" "$root/packages"
 	# What update-alternatives, a maintainer script, would have linked.
 	ln -s ../lib/jvm/java-17-openjdk-arm64/bin/java "$root/usr/bin/java"
+	nodedir=$("$here/node-arch.sh" arm64) || die "no Node for arm64 (vm/node-arch.sh arm64)"
+	install -D -m 755 "$nodedir/bin/node" "$root/usr/local/bin/node"
 else
 	command -v debootstrap >/dev/null || die "debootstrap missing: run scripts/setup.sh"
 	echo "langroot: debootstrapping Debian 12 with: $packages" >&2

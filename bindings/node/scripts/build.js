@@ -3,7 +3,9 @@
 // The package's install script: node-gyp rebuild of the addon against the
 // headers of the Node that runs it. Those ship with every Node (Debian's
 // nodejs and the official builds have PREFIX/include/node), so node-gyp is
-// given that directory (--nodedir) and never downloads headers. The
+// given that directory (--nodedir) and never downloads headers. Arguments
+// go on to node-gyp: a cross build (the Makefile's vm-files for arm64)
+// gives --arch and the --nodedir of the Node the addon is for. The
 // node-gyp used is npm's own when npm runs this ($npm_config_node_gyp),
 // else the package's devDependency.
 //
@@ -73,8 +75,10 @@ if (!fs.existsSync(path.join(pkg, 'deps', 'libtwheel', 'twheel.c'))) {
 }
 
 const prefix = path.dirname(path.dirname(process.execPath));
-const args = ['rebuild'];
-if (fs.existsSync(path.join(prefix, 'include', 'node', 'node_api.h')))
+const given = process.argv.slice(2);
+const args = ['rebuild', ...given];
+if (!given.some((a) => a.startsWith('--nodedir=')) &&
+    fs.existsSync(path.join(prefix, 'include', 'node', 'node_api.h')))
   args.push(`--nodedir=${prefix}`);
 const gyp = process.env.npm_config_node_gyp || require.resolve('node-gyp/bin/node-gyp.js');
 const r = spawnSync(process.execPath, [gyp, ...args], { stdio: 'inherit', cwd: pkg });
