@@ -8,6 +8,7 @@
 # the line marked "debug". The host's apt configuration is not touched.
 #
 #   vm/fetch-kernels.sh [--update] [NAME... | source]
+#   vm/fetch-kernels.sh --modules NAME MODULE...
 #
 # No NAME: every line and the source. A line already in the cache costs
 # nothing (no network); --update asks the mirror again and replaces a
@@ -18,6 +19,9 @@
 #   kernels/NAME/vmlinuz     the image vm/run.sh boots
 #   kernels/NAME/root/       unpacked headers and kbuild (host lines)
 #   kernels/NAME/host-depends  what those packages depend on (host lines)
+#   kernels/NAME/modules/    --modules: MODULE.ko of the line's image, for
+#                            a test that needs a driver Debian builds as a
+#                            module (veth); its directory is printed
 #   userland/ARCH/root/      busybox and liburing of another architecture
 #                            than the build machine's (fetch_userland)
 #   chroot/sid/              the chroot of the "chroot" lines (vm/chroot.sh)
@@ -404,8 +408,57 @@ fetch_userland() {
 	say "userland: $arch ready in $dir"
 }
 
+# fetch_modules NAME MODULE...: MODULE.ko (a path under the release's
+# kernel/, e.g. drivers/net/veth) out of the image package of NAME, at
+# the version the line was fetched at, decompressed into
+# kernels/NAME/modules/ (busybox's insmod takes no .ko.xz).
+fetch_modules() {
+	local name=$1 dir new m rel img suite have=1 packages release
+	shift
+	dir=$cache/kernels/$name
+	read -r _ suite _ _ flavour _ < <(row "$name") || die "$name: not a line of vm/kernels"
+	arch=${flavour%%-*}
+	for m; do [ -f "$dir/modules/${m##*/}.ko" ] || have=0; done
+	if [ $have = 0 ]; then
+		[ -f "$dir/env" ] || die "$name: not fetched (vm/fetch-kernels.sh $name)"
+		# shellcheck disable=SC1091,SC2154 # written by fetch_line
+		packages=$(. "$dir/env" && echo "$packages")
+		# shellcheck disable=SC1091,SC2154
+		release=$(. "$dir/env" && echo "$release")
+		# shellcheck disable=SC2086 # a list of words
+		img=$(printf '%s\n' $packages | grep -E '^linux-(image|binary)-' | head -n 1)
+		new=$dir/.modules.new
+		rm -rf "$new"
+		suite_update "$suite"
+		download "$suite" "$new/debs" "$img"
+		mkdir -p "$new/image" "$new/modules"
+		for m; do
+			dpkg-deb --fsys-tarfile "$new"/debs/*.deb |
+				tar -x -C "$new/image" --wildcards "*/modules/$release/kernel/$m.ko*" ||
+				die "$name: no $m.ko in $img"
+			rel=$(find "$new/image" -name "${m##*/}.ko*" | head -n 1)
+			case $rel in
+			*.xz) xz -dc "$rel" >"$new/modules/${m##*/}.ko" ;;
+			*.zst) zstd -qdc "$rel" >"$new/modules/${m##*/}.ko" ;;
+			*) cp "$rel" "$new/modules/${m##*/}.ko" ;;
+			esac
+		done
+		cp -n "$dir"/modules/*.ko "$new/modules/" 2>/dev/null || true
+		rm -rf "$dir/modules"
+		mv "$new/modules" "$dir/modules"
+		rm -rf "$new"
+	fi
+	echo "$dir/modules"
+}
+
 [ -r "$keyring" ] || die "$keyring missing (package debian-archive-keyring)"
 mkdir -p "$cache/kernels"
+if [ "${1:-}" = --modules ]; then
+	[ $# -ge 3 ] || die "--modules NAME MODULE..."
+	shift
+	(flock 9; fetch_modules "$@") 9>"$cache/kernels/$1.lock"
+	exit
+fi
 # shellcheck disable=SC2046 # names, one a line
 [ $# -gt 0 ] || set -- $(table | awk '{ print $1 }') source
 # One fetcher per kernel at a time (check, demo and vm/run.sh may run side
