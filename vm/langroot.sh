@@ -33,11 +33,15 @@ set -eu
 #    the scenario benchmarks (Netty, Kafka, the JDK's own queues);
 #  redis-server: the Redis peers of the scenario benchmarks;
 #  ca-certificates: what the JRE's package expects to find;
-#  libstdc++6: the host's Node binary links it (and the arm64 one).
+#  libstdc++6: the host's Node binary links it (and the arm64 one);
+#  postgresql-15, iproute2: the database of examples/orders-pg's fleet,
+#    and the network namespaces and veth pairs that make its hosts (its
+#    JIT's LLVM and LLVM's z3, which the fleet turns off, are dropped:
+#    120 MiB of guest RAM).
 # For arm64, the same less Redis, and coreutils and dash: in-debian's env
 # and sh, which debootstrap installs as essential and vm/extract-root.sh
 # does not.
-packages="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless redis-server ca-certificates libstdc++6"
+packages="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless redis-server ca-certificates libstdc++6 postgresql-15 iproute2"
 packages_arm64="python3 python3-pytest python3-pytest-asyncio python3-venv openjdk-17-jre-headless libstdc++6 coreutils dash"
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -111,6 +115,11 @@ else
 	}
 	kill $ticker 2>/dev/null || true
 	install -m 755 "$node" "$root/usr/local/bin/node"
+	# The cluster its package made, and the JIT's LLVM (postgres loads
+	# llvmjit.so only with jit = on).
+	rm -rf "$root"/var/lib/postgresql/15/main "$root"/etc/postgresql/15/main \
+		"$root"/usr/lib/postgresql/15/lib/llvmjit* "$root"/usr/lib/postgresql/15/lib/bitcode \
+		"$root"/usr/lib/x86_64-linux-gnu/libLLVM-*.so* "$root"/usr/lib/x86_64-linux-gnu/libz3.so*
 fi
 rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
 	"$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*

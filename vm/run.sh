@@ -46,7 +46,8 @@ usage: vm/run.sh [options] KERNEL [PROG...] [-- CMD...]
   --out DIR          results and logs (default \$TWHEEL_CACHE/out/KERNEL)
   --src DIR          tree with Kbuild, kmod/, uapi/ (default \$TWHEEL_SRC or this repo)
   --lang             the Debian root of vm/langroot.sh at /debian in the guest
-                     (Python, Java, Node, Redis; on arm64 Python and Java),
+                     (Python, Java, Node, Redis, PostgreSQL; on arm64 Python,
+                     Java and Node),
                      entered with in-debian CMD
   --copy DIR         copy the host directory DIR into the guest as
                      /opt/NAME, NAME its last component (repeatable)
