@@ -1,0 +1,20 @@
+module twheel.dev/examples/orders-pg
+
+go 1.25.0
+
+require (
+	github.com/jackc/pgx/v5 v5.13.0
+	twheel.dev/twheel v1.0.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+// The tree's binding, not a published module.
+replace twheel.dev/twheel => ../../bindings/go
