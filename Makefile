@@ -15,7 +15,7 @@ DESTDIR	?=
 
 .PHONY: all module lib tools clean install help demo check fresh-check \
 	check-all setup kernels style core-test fuzz-core fuzz-core-long \
-	bench-core bench-dev bench-scenarios charts selftests deb deb-arm64 dkms-src server-test server-langs \
+	bench-core bench-dev bench-scenarios fleet bench-fleet charts selftests deb deb-arm64 dkms-src server-test server-langs \
 	readme-test cross lkmm
 
 all: module lib ## the module (against KDIR) and libtwheel
@@ -84,6 +84,14 @@ bench-scenarios: ## the seeds' scenarios against Redis, Netty, Kafka, the JDK, G
 	./scripts/setup.sh scenarios
 	$(MAKE) -C bench/scenarios run
 	$(MAKE) -C bench/scenarios report
+
+fleet: ## examples/orders-pg: 1,000,000 orders through kill -9, a cut and a restart, on PostgreSQL in a VM
+	./scripts/setup.sh build vm bindings
+	$(MAKE) -C examples/orders-pg check
+
+bench-fleet: ## examples/orders-pg: its fleet's twheel way against database polling, in a VM
+	./scripts/setup.sh build vm bindings
+	$(MAKE) -C examples/orders-pg bench
 
 charts: ## the benchmark charts of docs/ (PNG), from docs/data
 	./scripts/setup.sh charts
