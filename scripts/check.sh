@@ -73,7 +73,10 @@
 #     says what went through io_uring there, and examples/bpf-refresh's
 #       bpf-refresh: peers=N silent=S reported=S live_reported=0 early=0
 #         service_cpu_ns_per_packet=C
-#     what the BPF program kept alive, and for each attack of
+#     what the BPF program kept alive, examples/orders-pg's
+#       fleet: orders=N instances=3 killed=1 partitioned=1 restarted=1
+#         lost=0 early=0 twice=0 after_paid=0 p99_late_ms=X worst_late_ms=Y bound_ms=Z
+#     what its fleet on PostgreSQL went through, and for each attack of
 #     tests/stress/security whose program ran there
 #       security: item=N name=NAME kernel=K held=yes|no|skip
 #     and, per binding, the install check's VM half (the installed
@@ -127,7 +130,7 @@ if [ -z "$out" ]; then
 	rm -rf "$out"
 fi
 mkdir -p "$out"
-rm -f "$out/binding-lines" "$out/install-lines" "$out/uring-lines" "$out/bpf-refresh-lines" "$out/security-lines"
+rm -f "$out/binding-lines" "$out/install-lines" "$out/uring-lines" "$out/bpf-refresh-lines" "$out/fleet-lines" "$out/security-lines"
 out=$(cd "$out" && pwd)
 
 # shellcheck source=scripts/progress.sh
@@ -358,6 +361,15 @@ count_tap readme "$out/readme.log"
 [ "$tap_lines" = 0 ] && fail "readme: tests/readme-example.sh printed no TAP (exit $rc, see $out/readme.log)"
 # Built here, run in the VMs that tests/stress/plan gives them.
 expect "examples: build (see $out/examples-build.log)" make -C "$top/examples" >"$out/examples-build.log" 2>&1
+# The fleet on PostgreSQL (examples/orders-pg/fleet), for each kernel
+# whose plan runs it: the Go program, its VM script and that kernel's
+# veth.ko, copied into its VM as /opt/orders-pg (vm_opts).
+for k in $kernels; do
+	"$plan" progs "$k" 2>/dev/null | grep -qx examples/orders-pg/fleet || continue
+	rm -rf "${out:?}/fleet-$k"
+	expect "examples: the fleet's VM files for $k (see $out/fleet-$k.log)" \
+		make -C "$top/examples/orders-pg" vm-files KERNEL="$k" DIR="$out/fleet-$k/orders-pg" >"$out/fleet-$k.log" 2>&1
+done
 # dpkg-buildpackage, then lintian: its errors fail the build.
 if "$top/scripts/setup.sh" deb >"$out/deb.log" 2>&1 &&
 	"$top/scripts/build-debs.sh" "$out/deb" >>"$out/deb.log" 2>&1; then
@@ -622,6 +634,7 @@ vm_opts() {
 	for b in $("$plan" bindings "$k"); do
 		[ -d "$dir/$b" ] && opts+=(--copy "$dir/$b")
 	done
+	[ -d "$out/fleet-$k/orders-pg" ] && opts+=(--copy "$out/fleet-$k/orders-pg")
 	return 0
 }
 
@@ -888,7 +901,8 @@ eval_kernel() {
 		fi
 		security_results "$k" "$dir"
 		echo "$k: summary lines of the stress tests:"
-		grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace|contain): |^idle-server: conns=|^orders: total=|^restart: ids=|^bpf-refresh: peers=' "$res" || true
+		grep -E '^(ledger|fuzz-abi|failslab|memcg|scale|flood|stall|peruser|lateness|touchrace|contain): |^idle-server: conns=|^orders: total=|^restart: ids=|^bpf-refresh: peers=|^fleet: orders=' "$res" || true
+		grep -E '^fleet: orders=' "$res" >>"$out/fleet-lines" || true
 		grep -E '^bpf-refresh: peers=' "$res" >>"$out/bpf-refresh-lines" || true
 		grep -E '^binding: ' "$res" | sed "s/ kernel=[^ ]*/ kernel=$k/" >>"$out/binding-lines" || true
 		grep -E '^binding: ' "$res" || true
@@ -1047,6 +1061,7 @@ printf '%s\n' ${in_tree_lines[@]+"${in_tree_lines[@]}"}
 	END { for (l in line) print line[l] }' "$out/install-lines" | sort
 [ -s "$out/uring-lines" ] && cat "$out/uring-lines"
 [ -s "$out/bpf-refresh-lines" ] && cat "$out/bpf-refresh-lines"
+[ -s "$out/fleet-lines" ] && cat "$out/fleet-lines"
 [ -s "$out/security-lines" ] && cat "$out/security-lines"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
