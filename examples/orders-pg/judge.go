@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,20 +33,15 @@ func judge(ctx context.Context, dsn string, bound time.Duration) error {
 	if err != nil {
 		return err
 	}
-	err = conn.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE c.at < o.deadline),
-			coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM c.at - o.deadline)) * 1000, 0),
-			coalesce(max(extract(epoch FROM c.at - o.deadline)) * 1000, 0)
-		FROM cancels c JOIN orders o USING (id)`).Scan(&early, &p99, &worst)
-	if err != nil {
-		return err
-	}
-	// The spread of lateness, for the reader of the log.
+	// Lateness: p50 and p90 for the reader of the log, p99 and the worst
+	// for the line.
 	var p50, p90 float64
 	err = conn.QueryRow(ctx, `
-		SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM c.at - o.deadline)) * 1000, 0),
-			coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM c.at - o.deadline)) * 1000, 0)
-		FROM cancels c JOIN orders o USING (id)`).Scan(&p50, &p90)
+		SELECT e, coalesce(p[1], 0), coalesce(p[2], 0), coalesce(p[3], 0), coalesce(m, 0)
+		FROM (SELECT count(*) FILTER (WHERE l < 0) AS e, max(l) AS m,
+				percentile_cont(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY l) AS p
+			FROM (SELECT extract(epoch FROM c.at - o.deadline)::float8 * 1000 AS l
+				FROM cancels c JOIN orders o USING (id)) t) s`).Scan(&early, &p50, &p90, &p99, &worst)
 	if err != nil {
 		return err
 	}
@@ -59,8 +55,20 @@ func judge(ctx context.Context, dsn string, bound time.Duration) error {
 	fmt.Printf("judge: orders=%d paid=%d cancelled=%d lost=%d early=%d twice=%d after_paid=%d "+
 		"p99_late_ms=%.0f worst_late_ms=%.0f bound_ms=%d\n",
 		orders, paid, cancelled, lost, early, twice, afterPaid, p99, worst, bound.Milliseconds())
-	if lost+early+twice+afterPaid > 0 || time.Duration(worst*float64(time.Millisecond)) > bound {
-		return fmt.Errorf("the fleet broke a promise")
+	var broken []string
+	for _, c := range []struct {
+		n    int64
+		what string
+	}{{lost, "lost"}, {early, "early"}, {twice, "twice"}, {afterPaid, "after_paid"}} {
+		if c.n > 0 {
+			broken = append(broken, fmt.Sprintf("%s=%d", c.what, c.n))
+		}
+	}
+	if time.Duration(worst*float64(time.Millisecond)) > bound {
+		broken = append(broken, fmt.Sprintf("worst_late_ms=%.0f over bound_ms=%d", worst, bound.Milliseconds()))
+	}
+	if len(broken) > 0 {
+		return fmt.Errorf("the fleet broke a promise: %s", strings.Join(broken, ", "))
 	}
 	return nil
 }
