@@ -8,13 +8,14 @@
 #
 #   vm-fleet.sh check [ORDERS]   the twheel way through a kill -9, a cut
 #                                and a restart: one "fleet:" line
-#   vm-fleet.sh bench [ORDERS]   both ways, no failure, RUNS rounds: one
+#   vm-fleet.sh bench [ORDERS]   the ways, no failure, RUNS rounds: one
 #                                "fleet-bench:" line each, the median
 #                                and the spread of the rounds
 #
 # Knobs (environment): RATE orders a second (1000), TIMEOUT an order's
 # time to be paid (15s: the seeds' 30 min scaled down 120 times), TICK
-# the precision of both ways (100ms), LEASE (3s), RUNS (3).
+# the precision (100ms: the wheel's tick; each poller's period in the
+# way polling, the fleet's in polling-equal), LEASE (3s), RUNS (3).
 set -u
 
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -40,7 +41,15 @@ nspid() { cat "$log-ns-$1"; }
 ns() { _ns=$1; shift; in-debian nsenter -t "$(nspid "$_ns")" -n "$@"; }
 # As the user postgres (no PAM: setpriv, not su), in db.
 as_pg() { ns db setpriv --reuid postgres --regid postgres --clear-groups "$@"; }
-secs() { case $1 in *ms) echo "0.${1%ms}" ;; *s) echo "${1%s}" ;; esac; }
+secs() { case $1 in *ms) awk -v m="${1%ms}" 'BEGIN { print m / 1000 }' ;; *s) echo "${1%s}" ;; esac; }
+# poll_ms WAY: the period of each poller of WAY, in ms. polling: the
+# tick, on every instance (the seeds' readers' way: the fleet asks three
+# times a tick). polling-equal: three ticks, so that the fleet asks once
+# a tick on average, the precision of the wheel's tick.
+poll_ms() {
+	_t=$(awk -v t="$(secs "$tick")" 'BEGIN { printf "%d", t * 1000 }')
+	case $1 in polling-equal) echo $((_t * $(echo "$hosts" | wc -w))) ;; *) echo "$_t" ;; esac
+}
 
 cleanup() {
 	# Gone, their wheels closed, before the module is unloaded (busybox
@@ -132,7 +141,7 @@ start() {
 			-tick "$tick" -lease "$lease" ${PROFILE:+-cpuprofile "$log-$2.prof"} >>"$log-$2.log" 2>&1 &
 	else
 		in_cg "$2" in-debian nsenter -t "$(nspid "$2")" -n "$bin" poll -db "$(host_dsn "$2")" -name "$2" \
-			-tick "$tick" >>"$log-$2.log" 2>&1 &
+			-tick "$(poll_ms "$1")ms" >>"$log-$2.log" 2>&1 &
 	fi
 	echo $! >"$log-$2.pid"
 }
@@ -140,6 +149,15 @@ start() {
 cpu_us() { sed -n 's/^usage_usec //p' "/sys/fs/cgroup/fleet-${1:-pg}/cpu.stat" 2>/dev/null || echo 0; }
 hosts_cpu() { echo $(($(cpu_us h1) + $(cpu_us h2) + $(cpu_us h3))); }
 cpu_all() { for c in pg h1 h2 h3 load; do printf '%s=%s ' "$c" "$(cpu_us "$c")"; done; }
+# pg_ticks: "PID TICKS KIND" for each process of the database's cgroup,
+# KIND its title without a client's address and port.
+pg_ticks() {
+	while read -r p; do
+		[ -r "/proc/$p/stat" ] || continue
+		echo "$p $(awk '{ print $14 + $15 }' "/proc/$p/stat") $(tr '\0' ' ' <"/proc/$p/cmdline" |
+			sed 's/[0-9.]*([0-9]*)//; s/ *$//' | cut -c1-60)"
+	done </sys/fs/cgroup/fleet-pg/cgroup.procs
+}
 svc_calls() { query "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = 'svc'"; }
 
 # run WAY FAILURES: the fleet of WAY, the load, then the judge.
@@ -152,7 +170,7 @@ run() {
 		# trigger), nobody cancelling.
 		ns db "$bin" init -db "$gen_dsn" -way polling || fail "init"
 	else
-		ns db "$bin" init -db "$gen_dsn" -way "$way" || fail "init"
+		ns db "$bin" init -db "$gen_dsn" -way "${way%-equal}" || fail "init"
 		for h in $hosts; do start "$way" "$h"; done
 	fi
 	if [ "$way" = twheel ]; then
@@ -167,6 +185,7 @@ run() {
 		done
 	fi
 	psql_db "SELECT pg_stat_statements_reset()" shop
+	pg_ticks >"$log-ticks0"
 	cpu0=$(cpu_us)
 	hosts0=$(hosts_cpu)
 	all0=$(cpu_all)
@@ -196,13 +215,22 @@ run() {
 	hosts1=$(hosts_cpu)
 	say "$way: CPU us before: $all0"
 	say "$way: CPU us after:  $(cpu_all) ($(($(date +%s) - t0)) s)"
-	if [ -n "${PROFILE:-}" ]; then
-		# The database's processes by CPU (ticks of utime + stime).
-		while read -r p; do
-			[ -r "/proc/$p/stat" ] || continue
-			echo "$(awk '{ print $14 + $15 }' "/proc/$p/stat") $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-60)"
-		done </sys/fs/cgroup/fleet-pg/cgroup.procs | sort -rn | head -n 8 | sed 's/^/# ps: /'
-	fi
+	# Where the database's CPU went: its processes' (ticks of utime +
+	# stime over the run, by kind: a backend by its role, database and
+	# state), and the statements' execution time (pg_stat_statements).
+	pg_ticks >"$log-ticks1"
+	# The processes gone by then (the load's backends): the cgroup's
+	# CPU less the others'.
+	awk -v cg=$(((cpu1 - cpu0) / 10000)) 'NR == FNR { t0[$1] = $2; next }
+		{ d = $2 - t0[$1]; $1 = ""; $2 = ""; sub(/^ +/, ""); k[$0] += d; all += d }
+		END {
+			if (cg > all) { k["(exited)"] = cg - all; all = cg }
+			for (n in k) if (k[n] > 0) printf "%d %.0f%% %s\n", k[n], 100 * k[n] / (all ? all : 1), n
+		}' \
+		"$log-ticks0" "$log-ticks1" | sort -rn | head -n 8 | sed "s/^/# $way: db ticks: /"
+	query "SELECT r.rolname, calls, round(total_exec_time), left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 70)
+		FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid ORDER BY total_exec_time DESC LIMIT 6" |
+		sed "s/^/# $way: db statements (role|calls|ms|query): /"
 	calls=$(svc_calls)
 	# The statements slower than half a second (auto_explain), by their
 	# first line, and the plan of the first of them.
@@ -269,7 +297,7 @@ bench)
 	# in another order (null twheel polling, then twheel polling null,
 	# ...), so that no way always follows the same one.
 	run null 0
-	order="null twheel polling"
+	order="null twheel polling polling-equal"
 	for r in $(seq "$runs"); do
 		for way in $order; do
 			run "$way" 0
@@ -285,14 +313,14 @@ bench)
 			fi
 			# The database's CPU (its cgroup's) and the instances'.
 			echo "$way $n $((cpu1 - cpu0)) $calls $p99 $((hosts1 - hosts0))" >>"$log-bench"
-			awk -v r="$r" -v w="$way" -v n="$n" -v c=$((cpu1 - cpu0)) -v q="$calls" -v p="$p99" \
-				-v h=$((hosts1 - hosts0)) 'BEGIN { printf "# round %d: fleet-bench: way=%s db_cpu_us_per_order=%.1f queries_per_order=%.3f p99_late_ms=%s host_cpu_us_per_order=%.1f\n", r, w, c / n, q / n, p, h / n }'
+			awk -v r="$r" -v w="$way" -v per="$(poll_ms "$way")" -v n="$n" -v c=$((cpu1 - cpu0)) -v q="$calls" -v p="$p99" \
+				-v h=$((hosts1 - hosts0)) 'BEGIN { printf "# round %d: fleet-bench: way=%s db_cpu_us_per_order=%.1f queries_per_order=%.3f p99_late_ms=%s host_cpu_us_per_order=%.1f period_ms=%d\n", r, w, c / n, q / n, p, h / n, per }'
 		done
 		# shellcheck disable=SC2086 # words
 		order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"
 	done
-	for way in null twheel polling; do
-		awk -v w="$way" '
+	for way in null twheel polling polling-equal; do
+		awk -v w="$way" -v per="$(poll_ms "$way")" -v rate="$rate" '
 			function med(a, n,   i, j, t) {
 				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -300,7 +328,7 @@ bench)
 			$1 == w { k++; c[k] = $3 / $2; q[k] = $4 / $2; p[k] = $5; h[k] = $6 / $2 }
 			END {
 				cm = med(c, k); qm = med(q, k); pm = med(p, k); hm = med(h, k)
-				printf "%sfleet-bench: way=%s db_cpu_us_per_order=%.1f queries_per_order=%.3f p99_late_ms=%d runs=%d db_cpu_min=%.1f db_cpu_max=%.1f p99_min=%d p99_max=%d host_cpu_us_per_order=%.1f\n", w == "null" ? "# " : "", w, cm, qm, pm, k, c[1], c[k], p[1], p[k], hm
+				printf "%sfleet-bench: way=%s db_cpu_us_per_order=%.1f queries_per_order=%.3f p99_late_ms=%d runs=%d db_cpu_min=%.1f db_cpu_max=%.1f p99_min=%d p99_max=%d host_cpu_us_per_order=%.1f period_ms=%d rate=%d\n", w == "null" ? "# " : "", w, cm, qm, pm, k, c[1], c[k], p[1], p[k], hm, per, rate
 			}' "$log-bench"
 	done ;;
 esac
