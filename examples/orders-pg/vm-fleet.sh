@@ -289,15 +289,17 @@ check)
 		echo "not ok 1 fleet: $(cat "$log-judge.log")"; status=1; fi ;;
 bench)
 	# RUNS rounds of the three, in turn: the load alone (the null
-	# baseline: what placing and paying cost the database, which both
-	# ways include), then each way. A line gives the median of the
+	# baseline: what placing and paying cost the database, which every
+	# way includes), then each way. A line gives the median of the
 	# rounds and their spread; the null's is a comment.
 	: >"$log-bench"
 	# A first run of the load, not counted (a warm-up); then each round
-	# in another order (null twheel polling, then twheel polling null,
-	# ...), so that no way always follows the same one.
+	# in another order (null twheel polling polling-equal, then twheel
+	# polling polling-equal null, ...), so that no way always follows the
+	# same one.
 	run null 0
-	order="null twheel polling polling-equal"
+	ways="null twheel polling polling-equal"
+	order=$ways
 	for r in $(seq "$runs"); do
 		for way in $order; do
 			run "$way" 0
@@ -319,7 +321,7 @@ bench)
 		# shellcheck disable=SC2086 # words
 		order="$(echo $order | cut -d' ' -f2-) $(echo $order | cut -d' ' -f1)"
 	done
-	for way in null twheel polling polling-equal; do
+	for way in $ways; do
 		awk -v w="$way" -v per="$(poll_ms "$way")" -v rate="$rate" '
 			function med(a, n,   i, j, t) {
 				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
