@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -96,7 +97,7 @@ func (w *Wheel) read(ctx context.Context, buf []Event) (int, error) {
 			return true
 		}
 		for {
-			r, err := unix.Read(int(fd), bytes)
+			r, err := readRaw(fd, bytes)
 			switch err {
 			case nil:
 				n = r / eventSize
@@ -114,4 +115,25 @@ func (w *Wheel) read(ctx context.Context, buf []Event) (int, error) {
 		return 0, w.closedErr(err)
 	}
 	return n, rerr
+}
+
+// readRaw is read(2) of the wheel's descriptor as a raw system call: one
+// the scheduler is not told of, as it is not of a system call that cannot
+// block. This one cannot: the descriptor is non-blocking, so a read with
+// nothing due answers EAGAIN at once and allocates nothing; the wheel's
+// lock is held only for a chunk of work at a time; and the expiry work a
+// read may do first (catching up with due ticks) goes by chunks that a
+// signal cuts short, the runtime's preemption signal too. Entering it as
+// a blocking call (unix.Read) wakes the runtime's monitor thread (sysmon)
+// from the sleep it takes while every P is idle, and it then polls every
+// 20 µs until they all are again: in a program that waits between ticks
+// that cost ~0.4 ms of CPU per read on our bench host, tens of times the
+// read itself.
+func readRaw(fd uintptr, b []byte) (int, error) {
+	r, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	runtime.KeepAlive(b)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
 }
