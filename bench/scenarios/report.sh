@@ -2,20 +2,27 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The scenario benchmark's results into docs/: the rows and '# scen:'
-# lines of a run (vm/run.sh's results.txt) into docs/data/scenarios.txt,
-# which scripts/plot.sh draws (`make charts`), and the tables, the goals and
-# the headline table into docs/bench-scenarios.md, around the prose of
-# bench/scenarios/doc.md.in (the @TOKENS@ there), and the headline table
-# into bench/scenarios/README.md and the main README (between their
-# headline markers).
+# lines of one run or more (vm/run.sh's results.txt) into
+# docs/data/scenarios.txt, with the `scenario:` and `verdict:` rows that
+# rows.awk makes of all their runs (scripts/plot.sh draws the charts from
+# them, `make charts`), and the tables, verdicts and goals into
+# docs/bench-scenarios.md, around the prose of bench/scenarios/doc.md.in
+# (the @TOKENS@ there), and the headline (the verdicts, one language a
+# column) into bench/scenarios/README.md and the main README (between
+# their headline markers).
 #
-#   bench/scenarios/report.sh RESULTS [HOST_NOTES]
+#   bench/scenarios/report.sh RESULTS[,RESULTS...] [HOST_NOTES]
 #
-# HOST_NOTES: a file of lines about the host during the run (its load,
-# how long the run took), written into the document as they are.
+# Several RESULTS: boots that ran different ways (or scenarios) of one
+# table; their runs are pooled, the rows say nothing of which boot made
+# them (the '# scen:' lines in the data file do). HOST_NOTES: a file of
+# lines about the host during the run (its load, how long the run took,
+# which boot ran what), written into the document as they are.
 #
-# A second run of some ways only (the JVM's under one TCG thread, say:
-# bench/scenarios/README.md) gets a document of its own, its rows
+# REPORT_NOTES: a Markdown file of what the run covers and shows, put in
+# the document where its template says @NOTES@.
+#
+# A second run of some ways only gets a document of its own, its rows
 # compared with each other only: REPORT_DOC, REPORT_DATA and
 # REPORT_TEMPLATE name its document, data file and template, and
 # REPORT_HEADLINE=0 leaves the READMEs' headline to the full run.
@@ -31,121 +38,253 @@ template=${REPORT_TEMPLATE:-$here/doc.md.in}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-grep -E '^(scenario|# scen):' "$results" >"$data"
-[ -n "$notes" ] && sed 's/^/# host: /' "$notes" >>"$data"
-grep -q '^scenario:' "$data" || { echo "report.sh: no scenario rows in $results" >&2; exit 1; }
+: >"$tmp/runs"
+for f in $(echo "$results" | tr ',' ' '); do
+	grep -E '^(scenario-run|# scen):' "$f" >>"$tmp/runs" || true
+done
+grep -q '^scenario-run:' "$tmp/runs" || { echo "report.sh: no scenario rows in $results" >&2; exit 1; }
+{
+	cat "$tmp/runs"
+	awk -f "$here/rows.awk" "$tmp/runs"
+	[ -z "$notes" ] || sed 's/^/# host: /' "$notes"
+} >"$data"
 
-# One table per scenario, then the goals of twheel's best way, from the rows.
+# Per scenario and precision: the table of its ways (medians of their runs,
+# the spread of CPU, what went wrong in any run), the verdicts of rows.awk
+# and the issue's goals; the headline of the verdicts.
 awk -v tmp="$tmp" '
-function f(k) { return v[k] }
-function ms(x) { return sprintf("%.1f", x) }
-function human(ns) { return ns >= 10000 ? sprintf("%.1f µs", ns / 1000) : sprintf("%d ns", ns) }
-/^scenario:/ {
+function human(ns) {
+	if (ns == "-") return "-"
+	return (ns >= 10000 || ns <= -10000) ? sprintf("%.1f µs", ns / 1000) : sprintf("%d ns", ns)
+}
+# The KEY=VALUE fields of the line into v[], numbers as numbers.
+function kv(    i, eq, x) {
 	delete v
-	for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	s = v["name"]; w = v["way"]
-	if (!(s in nw)) order[++ns] = s
-	if (v["failed"] == 1) { fail[s, ++nf[s]] = w; next }
-	k = ++nw[s]
-	way[s, k] = w; cpu[s, k] = v["cpu_ns_per_refresh"]; mem[s, k] = v["bytes_per_id"]
-	p50[s, k] = v["late_p50_ms"]; p99[s, k] = v["late_p99_ms"]; mx[s, k] = v["late_max_ms"]
-	wrong[s, k] = v["wrong"]; ops[s] = v["refreshes"]
-	note = ""
-	if (v["early"] > 0) note = note v["early"] " early, "
-	if (v["live_reported"] > 0) note = note v["live_reported"] " live reported, "
-	if (v["twice"] > 0) note = note v["twice"] " twice, "
-	if (v["lost"] > 0) note = note v["lost"] " of " v["expected"] " missed, "
-	if (v["unknown"] > 0) note = note v["unknown"] " unknown, "
-	if (v["late_refresh"] > 0) note = note v["late_refresh"] " expired before the stalled replay sent their refresh (not counted), "
-	if (v["after_end"] > 0) note = note v["after_end"] " reported after the end (not judged), "
-	if (v["early_within_res"] > 0) note = note v["early_within_res"] " under 1 ms early (ms API), "
-	if (v["lag_max_ms"] > 100) note = note "replay lag up to " ms(v["lag_max_ms"]) " ms, "
-	sub(/, $/, "", note)
-	notes[s, k] = note
-	kern[s, k] = v["kernel_ns"]
+	for (i = 2; i <= NF; i++) {
+		eq = index($i, "=")
+		if (!eq) continue
+		x = substr($i, eq + 1)
+		v[substr($i, 1, eq - 1)] = x ~ /^-?[0-9]+(\.[0-9]+)?$/ ? x + 0 : x
+	}
+}
+function add(k, name, n) { if (n + 0 > worst[k, name] + 0) worst[k, name] = n }
+function label(p) { return p == "1s" ? "1 s" : p == "10ms" ? "10 ms" : p }
+# Median of the space-separated numbers of s.
+function med(s,    n, a, i, j, t) {
+	n = split(s, a, " ")
+	if (!n) return 0
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+/^scenario-run:/ {
+	kv()
+	k = v["name"] SUBSEP v["precision"] SUBSEP v["way"]
+	if (v["failed"] == 1) { failed[k]++; next }
+	add(k, "early", v["early"]); add(k, "live", v["live_reported"]); add(k, "twice", v["twice"])
+	add(k, "unknown", v["unknown"]); add(k, "late_refresh", v["late_refresh"]); add(k, "after_end", v["after_end"])
+	add(k, "early_res", v["early_within_res"]); add(k, "lag", v["lag_max_ms"]); add(k, "kernel", v["kernel_ns"])
+	if (v["lost"] + 0 > 0) { add(k, "lost", v["lost"]); expected[k] = v["expected"] }
+	p50[k] = p50[k] " " v["late_p50_ms"]; pmax[k] = pmax[k] " " v["late_max_ms"]
+	ops[v["name"]] = v["refreshes"]
+	if (v["same_as"] != "") same[k] = v["same_as"]
+	if (v["heap_live"] + 0 > 0) heap[k] = 1
+	next
+}
+/^scenario:/ {
+	kv()
+	s = v["name"]; p = v["precision"]; w = v["way"]
+	if (!(s in sseen)) { sseen[s] = 1; sorder[++ns] = s }
+	if (!((s, p) in pseen)) { pseen[s, p] = 1; prec[s, ++np[s]] = p }
+	k = s SUBSEP p SUBSEP w
+	nw[s, p]++; way[s, p, nw[s, p]] = w
+	runs[k] = v["runs"]; cpu[k] = v["cpu_ns_per_refresh"]; mn[k] = v["min"]; mx[k] = v["max"]
+	mem[k] = v["bytes_per_id"]; p99[k] = v["p99_ms"]; wrong[k] = v["wrong"]; behind[k] = v["behind"]
+	next
+}
+/^verdict:/ {
+	kv()
+	s = v["name"]; p = v["precision"]; l = v["lang"]
+	nv[s, p]++; vl[s, p, nv[s, p]] = l
+	vt[s, p, l] = v["twheel"]; vn[s, p, l] = v["native"]; vc[s, p, l] = v["cpu_ratio"]; vb[s, p, l] = v["bytes_ratio"]
+	langs[l] = 1
 }
 END {
 	for (o = 1; o <= ns; o++) {
-		s = order[o]
+		s = sorder[o]
+		unit = s == "orders" ? "order" : "refresh"
 		out = tmp "/table-" s
-		print "| way | CPU per " (s == "orders" ? "order" : "refresh") " | bytes per id | lateness p50 / p99 / max (ms) | wrong | notes |" >out
-		print "|---|---:|---:|---:|---:|---|" >out
-		best = ""; bi = 0
-		for (k = 1; k <= nw[s]; k++) {
-			w = way[s, k]
-			if (w ~ /-null$/) continue
-			mark = wrong[s, k] > 0 ? " **wrong**" : ""
-			printf "| %s%s | %s | %d | %s / %s / %s | %d | %s |\n", w, mark, human(cpu[s, k]),
-				mem[s, k], p50[s, k], p99[s, k], mx[s, k], wrong[s, k], notes[s, k] >out
-			if (w ~ /twheel/ && wrong[s, k] == 0 && (bi == 0 || cpu[s, k] < cpu[s, bi])) bi = k
-		}
-		for (k = 1; k <= nf[s]; k++)
-			print "| " fail[s, k] " | failed to run | | | | |" >out
-		# The goals, against every other way (and the best in-process p99).
 		g = tmp "/goals-" s
-		if (!bi) { print "No twheel way of this scenario was right." >g; continue }
-		cheaper = 1; smaller = 1; bp99 = -1; worse = ""
-		for (k = 1; k <= nw[s]; k++) {
-			w = way[s, k]
-			if (k == bi || w ~ /-null$/ || w ~ /twheel/) continue
-			if (cpu[s, k] <= cpu[s, bi]) { cheaper = 0; worse = worse " " w " (CPU " human(cpu[s, k]) ")" }
-			if (mem[s, k] <= mem[s, bi]) { smaller = 0; worse = worse " " w " (" mem[s, k] " bytes)" }
-			if (w !~ /^c-redis/ && wrong[s, k] == 0 && (bp99 < 0 || p99[s, k] < bp99)) { bp99 = p99[s, k]; bw = w }
+		for (q = 1; q <= np[s]; q++) {
+			p = prec[s, q]
+			print "### Precision " label(p) >out
+			print "" >out
+			print "| way | runs | CPU per " unit ", median (min–max) | bytes per id | lateness p50 / p99 / max (ms) | wrong | behind | notes |" >out
+			print "|---|---:|---:|---:|---:|---:|:-:|---|" >out
+			for (i = 1; i <= nw[s, p]; i++) {
+				w = way[s, p, i]; k = s SUBSEP p SUBSEP w
+				if (w ~ /-null$/) continue
+				if (runs[k] == 0) { printf "| %s | 0 | failed to run | | | | | %s |\n", w, failed[k] " failed" >out; continue }
+				note = ""
+				if (same[k] != "") note = note "the runs at " label(same[k]) " (no tick), "
+				if (worst[k, "early"] > 0) note = note worst[k, "early"] " early, "
+				if (worst[k, "live"] > 0) note = note worst[k, "live"] " live reported, "
+				if (worst[k, "twice"] > 0) note = note worst[k, "twice"] " twice, "
+				if (worst[k, "lost"] > 0) note = note worst[k, "lost"] " of " expected[k] " not reported" (behind[k] ? " (fell behind)" : "") ", "
+				if (worst[k, "unknown"] > 0) note = note worst[k, "unknown"] " unknown, "
+				if (worst[k, "late_refresh"] > 0) note = note worst[k, "late_refresh"] " expired before the stalled replay sent their refresh (not counted), "
+				if (worst[k, "after_end"] > 0) note = note worst[k, "after_end"] " reported after the end (not judged), "
+				if (worst[k, "early_res"] > 0) note = note "up to " worst[k, "early_res"] " under 1 ms early (ms API), "
+				if (worst[k, "lag"] > 100) note = note "replay lag up to " sprintf("%.0f", worst[k, "lag"]) " ms, "
+				if (failed[k]) note = note failed[k] " runs failed, "
+				sub(/, $/, "", note)
+				printf "| %s%s | %d | %s (%s–%s) | %d | %.2f / %.2f / %.2f | %s | %s | %s |\n", w,
+					(wrong[k] > 0 ? " **wrong**" : ""), runs[k], human(cpu[k]), human(mn[k]), human(mx[k]),
+					mem[k], med(p50[k]), p99[k], med(pmax[k]), wrong[k], (behind[k] ? "**yes**" : ""), note >out
+			}
+			print "" >out
+			print "![" (s == "im" ? "IM gateway" : s == "ride" ? "Ride-hailing" : "Orders") ", " label(p) "](bench-scenarios-" s "-" p ".png)" >out
+			print "" >out
+			if (!nv[s, p]) continue
+			print "Verdicts at " label(p) " (twheel'"'"'s best way against the best native way of its language, both right and on time; medians):" >out
+			print "" >out
+			print "| language | twheel | native | CPU | bytes per id | p99 (ms) | goal | met |" >out
+			print "|---|---|---|---:|---:|---:|---|---|" >out
+			for (i = 1; i <= nv[s, p]; i++) {
+				l = vl[s, p, i]; t = vt[s, p, l]; n = vn[s, p, l]
+				kt = s SUBSEP p SUBSEP t; kn = s SUBSEP p SUBSEP n
+				if (l == "c") {
+					# The issue: c-twheel-touch against the ring with lazy re-arm.
+					goal = "c-twheel-touch ≤ c-ring-lazy (CPU, bytes)"
+					a = s SUBSEP p SUBSEP "c-twheel-touch"; b = s SUBSEP p SUBSEP "c-ring-lazy"
+					if (!(a in runs) || !(b in runs) || !runs[a] || !runs[b]) met = "not run"
+					else if (wrong[a] > 0) met = "no: wrong"
+					else met = (cpu[a] <= cpu[b] && mem[a] <= mem[b]) ? "yes" : \
+						sprintf("no: %.2fx the CPU, %.2fx the bytes", cpu[a] / (cpu[b] > 0 ? cpu[b] : 1), mem[a] / (mem[b] > 0 ? mem[b] : 1))
+				} else {
+					goal = "≤ 0.5x (CPU, bytes)"
+					if (vc[s, p, l] == "-") met = "no verdict"
+					else met = (vc[s, p, l] <= 0.5 && vb[s, p, l] <= 0.5) ? "yes" : "no"
+				}
+				pp = (t != "none" && n != "none") ? sprintf("%.2f / %.2f", p99[kt], p99[kn]) : "-"
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, t, n,
+					(vc[s, p, l] == "-" ? "-" : sprintf("%.2fx", vc[s, p, l]) " (" human(cpu[kt]) " / " human(cpu[kn]) ")"),
+					(vb[s, p, l] == "-" ? "-" : sprintf("%.2fx", vb[s, p, l]) " (" mem[kt] " / " mem[kn] ")"), pp, goal, met >out
+			}
+			print "" >out
+			for (i = 1; i <= nv[s, p]; i++) {
+				l = vl[s, p, i]
+				printf "- %s, %s: %s\n", label(p), l, vt[s, p, l] == "none" ? "no twheel way right and on time" : \
+					vn[s, p, l] == "none" ? "no native way right and on time" : \
+					(vc[s, p, l] != "-" && vc[s, p, l] < 1 ? "twheel costs less CPU" : "twheel costs more CPU") " and " \
+					(vb[s, p, l] != "-" && vb[s, p, l] < 1 ? "fewer bytes per id" : "more bytes per id") \
+					"; twheel p99 " (vt[s, p, l] == "none" || vn[s, p, l] == "none" ? "-" : \
+					p99[s SUBSEP p SUBSEP vt[s, p, l]] + 0 <= p99[s SUBSEP p SUBSEP vn[s, p, l]] + 0 ? "no worse than the native way'"'"'s" : "worse than the native way'"'"'s") >g
+			}
 		}
-		printf "- best twheel way: **%s**, %s per %s, %d bytes per id, p99 %s ms, %d wrong\n",
-			way[s, bi], human(cpu[s, bi]), s == "orders" ? "order" : "refresh", mem[s, bi], p99[s, bi], wrong[s, bi] >g
-		printf "- less CPU than every other way: %s\n", cheaper ? "yes" : "no" >g
-		printf "- fewer bytes per id than every other way: %s\n", smaller ? "yes" : "no" >g
-		if (worse != "") printf "- ways that beat it on CPU or memory:%s\n", worse >g
-		if (bp99 >= 0)
-			printf "- p99 lateness no worse than the best right in-process peer (%s, %s ms): %s\n",
-				bw, bp99, p99[s, bi] <= bp99 ? "yes" : "no, " sprintf("%.1f", p99[s, bi] - bp99) " ms more" >g
-		print "- 0 wrong: " (wrong[s, bi] == 0 ? "yes" : "no") >g
-		# The headline: each right peer against the best twheel way.
-		h = tmp "/headline-" s
-		for (k = 1; k <= nw[s]; k++) {
-			w = way[s, k]
-			if (w ~ /-null$/ || w ~ /twheel/) continue
-			printf "| %s | %s, %d B%s | %.1fx the CPU, %.1fx the memory |\n", w, human(cpu[s, k]), mem[s, k],
-				(wrong[s, k] > 0 ? " (wrong)" : ""), cpu[s, k] / (cpu[s, bi] > 0 ? cpu[s, bi] : 1),
-				mem[s, k] / (mem[s, bi] > 0 ? mem[s, bi] : 1) >h
+	}
+	# The headline: one row per scenario and precision, one column per language.
+	h = tmp "/headline-all"
+	print "In each language, twheel'"'"'s best way against the best native way, both right and on time: its CPU per refresh (per order placed, for orders) and bytes per id over the native'"'"'s, medians of the runs (under 1: twheel costs less; `docs/bench-scenarios.md`):" >h
+	print "" >h
+	nl = split("c go java node", L, " ")
+	printf "| scenario, precision |" >h
+	for (j = 1; j <= nl; j++) printf " %s |", L[j] == "c" ? "C" : L[j] == "go" ? "Go" : L[j] == "java" ? "Java" : "Node" >h
+	print "" >h
+	printf "|---|" >h
+	for (j = 1; j <= nl; j++) printf "---|" >h
+	print "" >h
+	split("im ride orders", S, " ")
+	for (o = 1; o <= 3; o++) {
+		s = S[o]
+		for (q = 1; q <= np[s]; q++) {
+			p = prec[s, q]
+			printf "| %s, %s |", s == "im" ? "IM gateway" : s == "ride" ? "ride-hailing" : "orders", label(p) >h
+			for (j = 1; j <= nl; j++) {
+				l = L[j]
+				if (!((s, p, l) in vt)) { printf " not run |" >h; continue }
+				if (vc[s, p, l] == "-") { printf " no verdict (%s / %s) |", vt[s, p, l], vn[s, p, l] >h; continue }
+				printf " **%.2fx** CPU, **%.2fx** bytes of %s (%s) |", vc[s, p, l], vb[s, p, l], vn[s, p, l], vt[s, p, l] >h
+			}
+			print "" >h
 		}
-		printf "%s: %s, %d B per id", s, human(cpu[s, bi]), mem[s, bi] >(tmp "/best-" s)
 	}
 }' "$data"
 
-# The headline across scenarios: each peer's CPU and bytes, and twheel's best
-# way's, one column per scenario.
-awk '
-/^scenario:/ && !/ failed=1/ {
+# Where twheel's CPU goes, per scenario: each twheel way's counters (the
+# medians of its runs; the drivers that count them, C and Go, say how
+# many loop turns, system calls and reads a window took), the CPU of the
+# kernel threads beside it, and what its binding adds to the C way of
+# the same semantics (the same system calls, so the difference is the
+# binding and its runtime: the user work).
+awk -v tmp="$tmp" '
+function kv(    i, eq, x) {
 	delete v
-	for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	s = v["name"]; w = v["way"]
-	ran[s] = 1
-	if (w ~ /-null$/) next
-	cpu[s, w] = v["cpu_ns_per_refresh"]; mem[s, w] = v["bytes_per_id"]; bad[s, w] = v["wrong"] > 0
-	if (!(w in seen)) { seen[w] = 1; if (w !~ /twheel/) peers[++np] = w }
-	if (w ~ /twheel/ && !bad[s, w] && (!(s in best) || cpu[s, w] < cpu[s, best[s]])) best[s] = w
+	for (i = 2; i <= NF; i++) {
+		eq = index($i, "=")
+		if (!eq) continue
+		x = substr($i, eq + 1)
+		v[substr($i, 1, eq - 1)] = x ~ /^-?[0-9]+(\.[0-9]+)?$/ ? x + 0 : x
+	}
 }
-function human(ns) { return ns >= 10000 ? sprintf("%.0f µs", ns / 1000) : ns >= 1000 ? sprintf("%.1f µs", ns / 1000) : sprintf("%d ns", ns) }
-function cell(s, w) {
-	if (!((s, w) in cpu)) return "not run"
-	return human(cpu[s, w]) ", " mem[s, w] " B" (bad[s, w] ? " (wrong)" : "")
+function med(s,    n, a, i, j, t) {
+	n = split(s, a, " ")
+	if (!n) return ""
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function label(p) { return p == "1s" ? "1 s" : p == "10ms" ? "10 ms" : p }
+/^scenario-run:/ {
+	kv()
+	if (v["way"] !~ /twheel/ || v["failed"] == 1 || v["refreshes"] + 0 <= 0 || v["window_s"] + 0 <= 0) next
+	k = v["name"] SUBSEP v["precision"] SUBSEP v["way"]
+	if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+	w = v["window_s"]; r = v["refreshes"]
+	kern[k] = kern[k] " " v["kernel_ns"] / r
+	if ("turns" in v) {
+		counted[k] = 1
+		turns[k] = turns[k] " " v["turns"] / w
+		sys[k] = sys[k] " " (v["ioctls"] + v["reads"]) / r
+		rd[k] = rd[k] " " v["reads"] / w
+		if ("empty_reads" in v) empty[k] = empty[k] " " v["empty_reads"]
+	}
+	next
+}
+/^scenario:/ {
+	kv()
+	cpu[v["name"], v["precision"], v["way"]] = v["cpu_ns_per_refresh"]
 }
 END {
-	n = split("im ride orders", sc, " ")
-	print "| | IM gateway (30 s) | ride-hailing (10 min) | orders (30 min) |"
-	print "|---|---|---|---|"
-	printf "| **twheel** (best way) |"
-	for (j = 1; j <= n; j++) printf " %s |", (sc[j] in best) ? "**" cell(sc[j], best[sc[j]]) "** (" best[sc[j]] ")" : (sc[j] in ran) ? "none right" : "not run"
-	print ""
-	for (k = 1; k <= np; k++) {
-		printf "| instead of %s |", peers[k]
-		for (j = 1; j <= n; j++) printf " %s |", cell(sc[j], peers[k])
-		print ""
+	for (i = 1; i <= n; i++) {
+		k = order[i]; split(k, f, SUBSEP)
+		s = f[1]; p = f[2]; w = f[3]
+		out = tmp "/breakdown-" s
+		if (!(s in head)) {
+			head[s] = 1
+			print "Where twheel'"'"'s CPU goes (medians of the runs, in the window): the loop'"'"'s turns, its system calls and reads of the wheel, as the C and Go drivers count them (the Java and Node drivers do not: their bindings make the calls), the CPU of the kernel threads (`kworker`, `twheel*`) beside the way, and what a binding adds per refresh to the C way of the same semantics, which makes the same system calls: its own and its runtime'"'"'s user work." >out
+			print "" >out
+			print "| precision | way | loop turns a second | system calls per refresh (ioctl + read) | reads a second | empty reads | kernel threads, ns per refresh | CPU per refresh | over the C way |" >out
+			print "|---|---|---:|---:|---:|---:|---:|---:|---:|" >out
+		}
+		c = w; sub(/^[a-z]+-/, "c-", c); sub(/^c-twheel$/, "c-twheel-batch", c)
+		cw = s SUBSEP p SUBSEP c
+		over = (w ~ /^c-/ || !(cw in cpu) || cpu[cw] == "-" || cpu[k] == "-") ? "" : \
+			sprintf("%+d ns (%s)", cpu[k] - cpu[cw], c)
+		if (w ~ /netty$/) over = ""
+		printf "| %s | %s | %s | %s | %s | %s | %.0f | %s | %s |\n", label(p), w,
+			counted[k] ? sprintf("%.0f", med(turns[k])) : "-",
+			counted[k] ? sprintf("%.4f", med(sys[k])) : "-",
+			counted[k] ? sprintf("%.1f", med(rd[k])) : "-",
+			counted[k] && empty[k] != "" ? sprintf("%d", med(empty[k])) : "-",
+			med(kern[k]), (k in cpu) ? cpu[k] : "-", over >out
 	}
-}' "$data" >"$tmp/headline-all"
-# bench/scenarios/README.md and the main README carry it, between their markers.
+}' "$data"
+
+# The verdict lines as make prints them.
+grep '^verdict:' "$data" >"$tmp/verdicts" || true
+
+# bench/scenarios/README.md and the main README carry the headline, between their markers.
 [ "${REPORT_HEADLINE:-1}" = 0 ] ||
 for readme in "$here/README.md" "$top/README.md"; do
 	grep -qx '<!-- headline start -->' "$readme" || {
@@ -158,29 +297,35 @@ for readme in "$here/README.md" "$top/README.md"; do
 	!skip' "$readme" >"$tmp/readme" && cat "$tmp/readme" >"$readme"
 done
 
-# The machine and the scales, from the '# scen:' lines.
-machine=$(sed -n 's/^# scen: machine //p' "$data" | head -n 1)
-scales=$(sed -n 's/^# scen: \(im\|ride\|orders\): /| \1 | /p' "$data" | sed 's/$/ |/')
+# The machine and the schedules, from the '# scen:' lines.
+machine=$(sed -n 's/^# scen: machine //p' "$data" | sort -u | sed 's/^/    /')
+scales=$(sed -n 's/^# scen: \(im\|ride\|orders\): /| \1 | /p' "$data" | sort -u | sed 's/$/ |/')
 host=$(sed -n 's/^# host: //p' "$data" | sed 's/^/    /')
 seconds=$(sed -n 's/^# scen: .* seconds=\([0-9]*\)$/\1/p' "$data" | awk '{ t += $1 } END { print t + 0 }')
 
+# A scenario missing from the results: how to run it.
 fill() {
 	local t=$1
-	[ -f "$tmp/$t" ] && cat "$tmp/$t" || echo "(not run)"
+	if [ -f "$tmp/$t" ]; then
+		cat "$tmp/$t"
+	elif [ "${t#table-}" != "$t" ]; then
+		echo "Not in the runs this document was written from: \`make -C bench/scenarios run SCEN=${t#table-}\` runs it."
+	fi
 }
 
 {
 	while IFS= read -r line; do
 		case $line in
-		@MACHINE@) echo "    $machine" ;;
+		@MACHINE@) echo "$machine" ;;
 		@HOST@) [ -n "$host" ] && echo "$host" || echo "    (no host notes)" ;;
 		@SECONDS@) echo "$seconds" ;;
 		@SCALES@) echo "$scales" ;;
+		@VERDICTS@) sed 's/^/    /' "$tmp/verdicts" ;;
+		@NOTES@) [ -n "${REPORT_NOTES:-}" ] && cat "$REPORT_NOTES" || echo "(no notes)" ;;
+		@HEADLINE@) fill headline-all ;;
 		@TABLE-*@) t=${line#@TABLE-}; fill "table-${t%@}" ;;
 		@GOALS-*@) t=${line#@GOALS-}; fill "goals-${t%@}" ;;
-		@HEADLINE-*@) t=${line#@HEADLINE-}; echo "Best twheel way: $(fill "best-${t%@}")."; echo
-			echo "| instead of | it costs (CPU, bytes per id) | that is |"; echo "|---|---:|---|"
-			fill "headline-${t%@}" ;;
+		@BREAKDOWN-*@) t=${line#@BREAKDOWN-}; fill "breakdown-${t%@}" ;;
 		*) printf "%s\n" "${line//@SECONDS@/$seconds}" ;;
 		esac
 	done <"$template"

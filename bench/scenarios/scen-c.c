@@ -5,27 +5,41 @@
  *
  *   null            the replay alone: the floor every C way is measured from
  *   mapscan         seed 000's first answer: a hash map id -> last seen,
- *                   scanned every tick (the seeds' 1 s, scaled)
+ *                   scanned every tick
  *   ring            seeds 000/003: a ring of T/tick + 1 slots, a Set of ids
  *                   per slot and a Map id -> slot; an arm moves the id into
  *                   the slot just behind the cursor, each tick expires the
  *                   slot under it
+ *   ring-lazy       the ring as an idle detector is written (Netty's
+ *                   IdleStateHandler): a refresh only stores the id's time;
+ *                   when the id's slot comes, it expires if its time is T
+ *                   old, else it moves to the slot of its new deadline
  *   timerfd         one timerfd per id in an epoll set, a map id -> fd
- *   redis-zset      Redis: ZADD deadline id per arm, a poller every tick
+ *   redis-zset      Redis: each turn's arms in one ZADD (deadline id ...),
+ *                   its cancels in one ZREM, a poller every tick
  *                   (ZRANGEBYSCORE -inf now, then ZREM of what it got)
  *   redis-keyspace  Redis: SET id PX timeout per arm, expiry through keyspace
  *                   notifications (notify-keyspace-events Ex)
+ *   redis-keyspace-effort  the same with active-expire-effort 10, Redis's
+ *                   most eager expiry
  *   twheel-batch    /dev/twheel: each loop turn's refreshes in one
  *                   TWHEEL_IOC_REFRESH, adds and cancels in one
  *                   TWHEEL_IOC_BATCH; expiries read(2) from the wheel fd
  *   twheel-touch    /dev/twheel with a touch table: an add binds the id to
- *                   its slot, a refresh is twheel_touch(), no system call
+ *                   its slot, a refresh is twheel_touch_at() with the loop
+ *                   turn's time (one store), no system call
+ *
+ * Every way with a tick (the scan, the rings, the poller, twheel's wheel)
+ * takes the schedule's, tick_ns: one precision for the row.
  *
  * All share one event loop, as a server's: each turn applies the events
- * whose time has come (at most a millisecond after it: the loop waits
- * at least that long, as a server's loop gathers packets), then lets the
+ * whose time has come (at most gather_ns after it: the loop waits at
+ * least that long, as a server's loop gathers packets), then lets the
  * way look for expiries; the wait ends early when the way's fd (epoll
- * set, wheel, subscription) turns readable or its tick comes.
+ * set, wheel, subscription) turns readable or its tick comes. The loop
+ * waits in epoll, as the seeds' servers do (and Go's, Java's and Node's
+ * runtimes): a quiet fd costs a turn nothing, where poll(2) would look
+ * at it, queue on it and dequeue, every turn.
  */
 #include <hiredis/hiredis.h>
 #include <sys/epoll.h>
@@ -36,9 +50,6 @@
 #include "hmap.h"
 #include "scen.h"
 
-#define QUANTUM_NS	NSEC_PER_MSEC
-/* twheel's tick: its precision, finer than the seeds' scaled second. */
-#define TWHEEL_TICK_NS	(10 * NSEC_PER_MSEC)
 
 static void die(const char *what)
 {
@@ -75,9 +86,15 @@ struct drv {
 	uint8_t *kinds;		/* what each outstanding reply of rc answers */
 	size_t nr_kinds, cap_kinds;
 	bool asking;		/* a ZRANGEBYSCORE is outstanding */
+	const char **argv;	/* redis-zset: a ZADD or ZREM being gathered */
+	size_t *argl, argc;
+	char *argbuf;
+	int argop;		/* the op it gathers */
 	struct twheel_op *ops;
 	uint64_t *ids;
 	struct twheel_touch touch;
+	/* Between the marks: where a way's CPU goes ("stats", scen.h). */
+	uint64_t nr_turns, nr_readable, nr_ioctls, nr_reads, nr_empty;
 };
 
 static void flush_out(struct drv *d)
@@ -214,6 +231,95 @@ static void ring_poll(struct drv *d, uint64_t now)
 	}
 }
 
+/* ---- ring-lazy ---- */
+
+/*
+ * The map holds, per id, its slot and the time of its last arm (ns from
+ * t0), in one u64: LAZY_SLOT_BITS bits of slot under the time.
+ */
+#define LAZY_SLOT_BITS	20
+#define LAZY_VAL(t, slot)	((t) << LAZY_SLOT_BITS | (slot))
+#define LAZY_SLOT(v)	((v) & ((1ULL << LAZY_SLOT_BITS) - 1))
+#define LAZY_TIME(v)	((v) >> LAZY_SLOT_BITS)
+
+static void lazy_setup(struct drv *d)
+{
+	ring_setup(d);
+	if (d->nr_slots >= 1ULL << LAZY_SLOT_BITS) {
+		errno = ERANGE;
+		die("ring-lazy: too many slots");
+	}
+}
+
+/*
+ * An add goes into the slot behind the cursor, as in the ring. A refresh
+ * of an id the ring holds only stores its time: the ring looks at it when
+ * its slot comes. A cancel takes it out.
+ */
+static void lazy_apply(struct drv *d, const struct scen_event *ev, size_t n, uint64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id = SCEN_ID(&ev[i]), v = 0, slot;
+		bool held = hmap_get(&d->map, id, &v);
+
+		if (SCEN_OP(&ev[i]) == SCEN_CANCEL) {
+			if (held) {
+				hmap_del(&d->slots[LAZY_SLOT(v)], id);
+				hmap_del(&d->map, id);
+			}
+			continue;
+		}
+		if (held) {
+			hmap_put(&d->map, id, LAZY_VAL(now - d->t0, LAZY_SLOT(v)));
+			continue;
+		}
+		slot = (d->cur + d->nr_slots - 1) % d->nr_slots;
+		hmap_put(&d->slots[slot], id, 0);
+		hmap_put(&d->map, id, LAZY_VAL(now - d->t0, slot));
+	}
+}
+
+/*
+ * The slot under the cursor: an id whose last arm is T old expires; any
+ * other moves to the first slot the cursor reaches at or after its
+ * deadline (the cursor reaches slot cur + k at wake + k ticks).
+ */
+static void lazy_poll(struct drv *d, uint64_t now)
+{
+	while (now >= d->wake) {
+		struct hmap *s = &d->slots[d->cur];
+		size_t i;
+
+		if (s->len) {
+			for (i = 0; i <= s->mask; i++) {
+				uint64_t id = s->keys[i], v = 0, due, k, slot;
+
+				if (id == HMAP_FREE)
+					continue;
+				s->keys[i] = HMAP_FREE;
+				if (!hmap_get(&d->map, id, &v))
+					continue;
+				due = d->t0 + LAZY_TIME(v) + d->h.timeout_ns;
+				if (due <= now) {
+					report(d, id, now);
+					hmap_del(&d->map, id);
+					continue;
+				}
+				k = (due - d->wake + d->h.tick_ns - 1) / d->h.tick_ns;
+				k = k < 1 ? 1 : k > d->nr_slots - 1 ? d->nr_slots - 1 : k;
+				slot = (d->cur + k) % d->nr_slots;
+				hmap_put(&d->slots[slot], id, 0);
+				hmap_put(&d->map, id, LAZY_VAL(LAZY_TIME(v), slot));
+			}
+			s->len = 0;
+		}
+		d->cur = (d->cur + 1) % d->nr_slots;
+		d->wake += d->h.tick_ns;
+	}
+}
+
 /* ---- timerfd ---- */
 
 static void timerfd_setup(struct drv *d)
@@ -342,9 +448,9 @@ static void redis_cmd(redisContext *c, const char *fmt, const char *arg)
 }
 
 /*
- * The server's own clock (hz: active expiry and the cron) runs at the
- * scenario's scale too, up to Redis's limit of 500 a second: 10 (its
- * default) times the scale.
+ * The server's own clock (hz: active expiry and the cron) is its default,
+ * 10 a second, scaled as every clock of the run is: 10 times the scale,
+ * up to Redis's limit of 500 (at scale 1, the default).
  */
 static void redis_config(struct drv *d, redisContext *c)
 {
@@ -446,28 +552,69 @@ static uint64_t ceil_ms(uint64_t ns)
 	return (ns + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC;
 }
 
+/* Members a gathered ZADD or ZREM takes at most, and room for each one's words. */
+#define ZSET_BATCH	1024
+#define ZSET_WORD	24
+
 static void zset_setup(struct drv *d)
 {
 	d->rc = redis_connect();
 	redis_config(d, d->rc);
 	d->fd = d->rc->fd;
 	d->wake = 0;
+	d->argv = malloc((2 * ZSET_BATCH + 2) * sizeof(*d->argv));
+	d->argl = malloc((2 * ZSET_BATCH + 2) * sizeof(*d->argl));
+	d->argbuf = malloc(2 * ZSET_BATCH * ZSET_WORD);
+	if (!d->argv || !d->argl || !d->argbuf)
+		die("malloc");
 }
 
+/* The ZADD or ZREM gathered so far, into the pipeline. */
+static void zset_put(struct drv *d)
+{
+	if (d->argc <= 2)
+		return;
+	redisAppendCommandArgv(d->rc, d->argc, d->argv, d->argl);
+	redis_expect(d, REPLY_ACK);
+	d->argc = 0;
+}
+
+static void zset_word(struct drv *d, const char *fmt, unsigned long long v)
+{
+	char *w = d->argbuf + (d->argc - 2) * ZSET_WORD;
+
+	d->argl[d->argc] = snprintf(w, ZSET_WORD, fmt, v);
+	d->argv[d->argc++] = w;
+}
+
+/*
+ * As a client gathers a turn's writes: a run of arms in one ZADD of
+ * every (deadline, id), a run of cancels in one ZREM of every id, so an
+ * id's commands keep the schedule's order; one write for the turn.
+ */
 static void zset_apply(struct drv *d, const struct scen_event *ev, size_t n, uint64_t now)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		unsigned int id = SCEN_ID(&ev[i]);
+		int op = SCEN_OP(&ev[i]) == SCEN_CANCEL ? SCEN_CANCEL : SCEN_ADD;
 
-		if (SCEN_OP(&ev[i]) == SCEN_CANCEL)
-			redisAppendCommand(d->rc, "ZREM dl %u", id);
-		else
-			redisAppendCommand(d->rc, "ZADD dl %llu %u",
-					   (unsigned long long)ceil_ms(now + d->h.timeout_ns), id);
-		redis_expect(d, REPLY_ACK);
+		if (d->argc && (op != d->argop || d->argc + 2 > 2 * ZSET_BATCH + 2))
+			zset_put(d);
+		if (!d->argc) {
+			d->argv[0] = op == SCEN_CANCEL ? "ZREM" : "ZADD";
+			d->argv[1] = "dl";
+			d->argl[0] = 4;
+			d->argl[1] = 2;
+			d->argc = 2;
+			d->argop = op;
+		}
+		if (op == SCEN_ADD)
+			zset_word(d, "%llu", ceil_ms(now + d->h.timeout_ns));
+		zset_word(d, "%llu", id);
 	}
+	zset_put(d);
 	redis_send(d->rc);
 }
 
@@ -494,6 +641,8 @@ static void keyspace_setup(struct drv *d)
 	d->sub = redis_connect();
 	redis_config(d, d->rc);
 	redis_cmd(d->rc, "CONFIG SET notify-keyspace-events %s", "Ex");
+	if (!strcmp(d->way->name, "redis-keyspace-effort"))
+		redis_cmd(d->rc, "CONFIG SET active-expire-effort %s", "10");
 	r = redisCommand(d->sub, "SUBSCRIBE __keyevent@0__:expired");
 	if (!r)
 		die("SUBSCRIBE");
@@ -545,8 +694,10 @@ static void keyspace_poll(struct drv *d, uint64_t now)
 
 static void wheel_setup(struct drv *d, bool touch)
 {
+	/* The row's tick, or the module's finest where the row's is finer. */
 	struct twheel_setup_args sa = {
-		.tick_ns = TWHEEL_TICK_NS, .default_timeout_ns = d->h.timeout_ns,
+		.tick_ns = d->h.tick_ns > TWHEEL_TICK_MIN_NS ? d->h.tick_ns : TWHEEL_TICK_MIN_NS,
+		.default_timeout_ns = d->h.timeout_ns,
 		.clockid = CLOCK_MONOTONIC,
 		.flags = touch ? TWHEEL_SETUPF_TOUCH : 0,
 		.touch_slots = touch ? d->h.nr_ids : 0,
@@ -586,6 +737,8 @@ static void send_ops(struct drv *d, unsigned int n)
 	unsigned int i;
 	int ret = twheel_batch(d->fd, d->ops, n);
 
+	d->nr_ioctls++;
+
 	if (ret != (int)n) {
 		errno = ret < 0 ? -ret : EIO;
 		die("TWHEEL_IOC_BATCH");
@@ -602,6 +755,8 @@ static void send_refreshes(struct drv *d, unsigned int n)
 	int ret = twheel_refresh_ids(d->fd, d->ids, n, TWHEEL_TIMEOUT_DEFAULT,
 				     TWHEEL_OPF_ADD_IF_ABSENT, NULL, NULL);
 
+	d->nr_ioctls++;
+
 	if (ret != (int)n) {
 		errno = ret < 0 ? -ret : EIO;
 		die("TWHEEL_IOC_REFRESH");
@@ -613,7 +768,13 @@ static void send_refreshes(struct drv *d, unsigned int n)
  * TWHEEL_IOC_REFRESH, adds and cancels in one TWHEEL_IOC_BATCH; with a
  * touch table a refresh is a store and an add binds the id to its slot.
  */
-static void wheel_apply(struct drv *d, const struct scen_event *ev, size_t n, bool touch)
+/*
+ * With @touch a refresh stamps the loop turn's time (twheel_touch_at), as
+ * ring-lazy does: a server's loop reads the clock once a turn, and the
+ * wheel's clock is the loop's (CLOCK_MONOTONIC).
+ */
+static void wheel_apply(struct drv *d, const struct scen_event *ev, size_t n, bool touch,
+			uint64_t now)
 {
 	unsigned int nops = 0, nids = 0;
 	size_t i;
@@ -624,7 +785,7 @@ static void wheel_apply(struct drv *d, const struct scen_event *ev, size_t n, bo
 		switch (SCEN_OP(&ev[i])) {
 		case SCEN_REFRESH:
 			if (touch) {
-				twheel_touch(&d->touch, id);
+				twheel_touch_at(&d->touch, id, now);
 				continue;
 			}
 			if (nops) {
@@ -663,39 +824,54 @@ static void wheel_apply(struct drv *d, const struct scen_event *ev, size_t n, bo
 
 static void batch_apply(struct drv *d, const struct scen_event *ev, size_t n, uint64_t now)
 {
-	(void)now;
-	wheel_apply(d, ev, n, false);
+	wheel_apply(d, ev, n, false, now);
 }
 
 static void touch_apply(struct drv *d, const struct scen_event *ev, size_t n, uint64_t now)
 {
-	(void)now;
-	wheel_apply(d, ev, n, true);
+	wheel_apply(d, ev, n, true, now);
 }
 
 static void wheel_poll(struct drv *d, uint64_t now)
 {
 	static struct twheel_event ev[1024];
+	bool got = false;
 	int n, i;
 
-	while ((n = twheel_read_events(d->fd, ev, 1024)) > 0) {
+	for (;;) {
+		n = twheel_read_events(d->fd, ev, 1024);
+		d->nr_reads++;
+		if (n <= 0)
+			break;
+		got = true;
 		now = mono_ns();
 		for (i = 0; i < n; i++)
 			report(d, ev[i].id, now);
+		/*
+		 * A short read took every event there was: the next ones come
+		 * with a later tick, which makes the fd readable again.
+		 */
+		if (n < 1024)
+			return;
 	}
 	if (n != -EAGAIN) {
 		errno = -n;
 		die("read " TWHEEL_DEVICE);
 	}
+	/* Polled readable, and nothing to read. */
+	if (!got)
+		d->nr_empty++;
 }
 
 static const struct way ways[] = {
 	{ "null", NULL, null_apply, NULL },
 	{ "mapscan", mapscan_setup, mapscan_apply, mapscan_poll },
 	{ "ring", ring_setup, ring_apply, ring_poll },
+	{ "ring-lazy", lazy_setup, lazy_apply, lazy_poll },
 	{ "timerfd", timerfd_setup, timerfd_apply, timerfd_poll },
 	{ "redis-zset", zset_setup, zset_apply, zset_poll },
 	{ "redis-keyspace", keyspace_setup, keyspace_apply, keyspace_poll },
+	{ "redis-keyspace-effort", keyspace_setup, keyspace_apply, keyspace_poll },
 	{ "twheel-batch", batch_setup, batch_apply, wheel_poll },
 	{ "twheel-touch", touch_setup, touch_apply, wheel_poll },
 };
@@ -733,19 +909,35 @@ static void run(struct drv *d)
 	uint64_t end = d->t0 + d->h.end_us * 1000ULL, lag = 0, applied = 0;
 	size_t i = 0, n = d->h.nr_events;
 	bool readable = false;
+	int fds[2] = { d->fd, d->fd2 }, ep = epoll_create1(EPOLL_CLOEXEC), k;
+	struct epoll_event ready[2];
+
+	if (ep < 0)
+		die("epoll_create1");
+	for (k = 0; k < 2; k++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[k] };
+
+		if (fds[k] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[k], &e) < 0)
+			die("epoll_ctl");
+	}
 
 	for (;;) {
 		uint64_t now = mono_ns(), limit, next, wait, late;
 		struct timespec ts;
-		struct pollfd p[2] = { { .fd = d->fd, .events = POLLIN },
-				       { .fd = d->fd2, .events = POLLIN } };
 		size_t j;
+		int nr;
 
 		/* Events before the way's tick go first: a tick never runs late for them. */
 		limit = d->wake <= now ? d->wake - 1 : now;
 		while (i < n && ev_time(d, i) <= limit) {
 			if (SCEN_OP(&d->ev[i]) == SCEN_MARK) {
 				flush_out(d);
+				if (SCEN_ID(&d->ev[i]) == 2)
+					printf("stats turns=%llu readable=%llu ioctls=%llu reads=%llu empty_reads=%llu\n",
+					       (unsigned long long)d->nr_turns, (unsigned long long)d->nr_readable,
+					       (unsigned long long)d->nr_ioctls, (unsigned long long)d->nr_reads,
+					       (unsigned long long)d->nr_empty);
+				d->nr_turns = d->nr_readable = d->nr_ioctls = d->nr_reads = d->nr_empty = 0;
 				printf("mark %u\n", SCEN_ID(&d->ev[i]));
 				fflush(stdout);
 				i++;
@@ -776,13 +968,16 @@ static void run(struct drv *d)
 			next = d->wake;
 		now = mono_ns();
 		wait = next > now ? next - now : 0;
-		if (wait < QUANTUM_NS && next != d->wake)
-			wait = QUANTUM_NS;
+		if (wait < d->h.gather_ns && next != d->wake)
+			wait = d->h.gather_ns;
 		ts.tv_sec = wait / NSEC_PER_SEC;
 		ts.tv_nsec = wait % NSEC_PER_SEC;
-		if (ppoll(p, 2, &ts, NULL) < 0 && errno != EINTR)
-			die("ppoll");
-		readable = p[0].revents || p[1].revents;
+		nr = epoll_pwait2(ep, ready, 2, &ts, NULL);
+		if (nr < 0 && errno != EINTR)
+			die("epoll_pwait2 (Linux 5.11 or later)");
+		readable = nr > 0;
+		d->nr_turns++;
+		d->nr_readable += readable;
 	}
 	printf("done applied=%llu lag_max_ns=%llu\n", (unsigned long long)applied,
 	       (unsigned long long)lag);

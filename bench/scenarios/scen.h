@@ -13,17 +13,31 @@
  *                  or 2: the harness samples CPU time there)
  *   Every ADD and REFRESH arms its id with the header's timeout; nothing
  *   in a scenario arms an id for another length. The run ends at end_us.
+ *   Every way that has a tick (a wheel, a ring, a scan, a poller) takes
+ *   tick_ns, twheel's wheels included, so that all the ways of a row
+ *   answer at one precision; a driver's loop waits at least gather_ns
+ *   between turns (events due sooner wait for the next turn).
  *
  * Protocol (the driver is started as DRIVER WAY SCHEDULE):
  *   driver -> stdout  "ready\n" once set up (connected, schedule loaded)
  *   stdin -> driver   "go T0\n": T0 the CLOCK_MONOTONIC ns of the start
- *   driver -> stdout  "mark K\n" when it applies mark K
+ *   driver -> stdout  "mark K\n" when it applies mark K; before mark 2, if
+ *                     it likes, "stats K=V ...\n": counts of the window
+ *                     (loop turns, system calls), put into the row
  *   driver -> stdout  "late F L A\n" after a loop turn that applied events
  *                     more than SCEN_LATE_NS after their time: F and L the
  *                     t_us of its first and last event, A the CLOCK_MONOTONIC
  *                     ns when it was done
  *   driver -> fd 3    one record per expiry it detects: u64 id, u64 the
  *                     CLOCK_MONOTONIC ns when it learnt of it
+ *   stdin -> driver   "sampled\n" once the harness has sampled mark 2
+ *   driver -> stdout  "heap LIVE COMMITTED\n" (a runtime with a garbage
+ *                     collector, after "sampled" came): its heap's bytes
+ *                     live after a full collection, and those it holds
+ *   stdin -> driver   "measured\n" once the harness has read the cgroup's
+ *                     memory for it: until then the driver waits, holding
+ *                     all it held (an exit would free its memory and its
+ *                     wheel's entries under the harness's read)
  *   driver -> stdout  "done applied=N lag_max_ns=L\n" at end_us (N events
  *                     applied, L the most an event was applied after its
  *                     time), then it exits
@@ -38,7 +52,7 @@
 
 #include <stdint.h>
 
-#define SCEN_MAGIC	0x314e454353ULL	/* "SCEN1" */
+#define SCEN_MAGIC	0x324e454353ULL	/* "SCEN2" */
 
 enum { SCEN_ADD, SCEN_REFRESH, SCEN_CANCEL, SCEN_MARK };
 
@@ -54,10 +68,12 @@ struct scen_hdr {
 	uint64_t nr_ids;	/* ids are 0..nr_ids-1 */
 	uint64_t nr_events;
 	uint64_t timeout_ns;	/* every arm's timeout */
-	uint64_t tick_ns;	/* the scenario's precision: the seeds' 1 s, scaled */
+	uint64_t tick_ns;	/* the row's precision, scaled: every way's tick */
 	uint64_t end_us;	/* the run ends here */
 	uint64_t live_ids;	/* ids kept at the steady state: bytes per id divide by it */
 	uint64_t scale;		/* time divided by this from the seeds' scenario */
+	uint64_t precision_ns;	/* the row's precision in the seeds' time (unscaled) */
+	uint64_t gather_ns;	/* the loop's least wait between turns, scaled */
 };
 
 struct scen_event {

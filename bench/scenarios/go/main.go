@@ -7,9 +7,15 @@
 //	afterfunc  time.AfterFunc per id, Reset on refresh, Stop on cancel; the
 //	           timers in a map behind a mutex (their callbacks run on
 //	           goroutines of their own and take expired ids out)
+//	afterfunc-lazy  time.AfterFunc per id as an idle detector is written
+//	           (Netty's IdleStateHandler): a refresh stores the time, the
+//	           timer's callback expires the id if that is a timeout old,
+//	           else re-arms the timer for what is left
 //	gozero     go-zero's TimingWheel (core/collection), as seed 001 uses it:
-//	           the seeds' 1 s tick, scaled, and timeout/tick slots;
-//	           SetTimer per arm, RemoveTimer per cancel
+//	           the row's tick and timeout/tick + 1 slots; SetTimer per arm for
+//	           timeout + tick (its position is rounded down to the last
+//	           tick: with the timeout alone it fires up to a tick early),
+//	           RemoveTimer per cancel
 //	twheel     /dev/twheel through the Go binding (twheel.dev/twheel), as
 //	           scen-c's twheel-batch: each turn's refreshes in one
 //	           Wheel.RefreshIDs (AddIfAbsent), adds and cancels in one
@@ -19,9 +25,10 @@
 //	           add binds the id to its slot (Op.Bind), a refresh is
 //	           Wheel.Touch, no system call
 //
-// The main goroutine replays the schedule: each turn applies the events
-// that are due, then sleeps at least a millisecond. Built static
-// (CGO_ENABLED=0) for the test VM.
+// Every way with a tick (go-zero's, twheel's) takes the schedule's: one
+// precision for the row. The main goroutine replays the schedule: each
+// turn applies the events that are due, then sleeps at least the
+// schedule's gathering wait. Built static (CGO_ENABLED=0) for the test VM.
 package main
 
 import (
@@ -31,9 +38,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -47,15 +57,14 @@ const (
 	opRefresh
 	opCancel
 	opMark
-	quantum = time.Millisecond
-	lateNs  = 10_000_000
+	lateNs = 10_000_000
 )
 
 // The schedule's header (scen.h) and events.
 var (
-	timeout, tick time.Duration
-	nrIDs, endUs  uint64
-	ev            []uint32
+	timeout, tick, gather time.Duration
+	nrIDs, endUs          uint64
+	ev                    []uint32
 )
 
 // CLOCK_MONOTONIC, the clock of the harness and of every other driver:
@@ -74,7 +83,6 @@ func mono() int64 { return baseMono + int64(time.Since(baseTime)) }
 var (
 	outMu sync.Mutex
 	out   []byte
-	fd3   = os.NewFile(3, "expiries")
 )
 
 func report(id uint32) {
@@ -85,16 +93,33 @@ func report(id uint32) {
 	outMu.Unlock()
 }
 
+// flush writes the reports with raw write(2)s, as scen-c does with its
+// own: the harness's pipe (1 MiB, drained by scenctl as it fills) takes
+// them at once. A write through os.File enters the scheduler as a call
+// that may block, and wakes the runtime's monitor thread when every P
+// was idle (see the binding's readRaw): a cost of the harness, paid by
+// the ways that report, not by the null way they are measured from.
 func flush() {
 	outMu.Lock()
-	if len(out) > 0 {
-		if _, err := fd3.Write(out); err != nil {
-			panic(err)
+	for off := 0; off < len(out); {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, 3,
+			uintptr(unsafe.Pointer(&out[off])), uintptr(len(out)-off))
+		switch errno {
+		case 0:
+			off += int(n)
+		case syscall.EINTR:
+		default:
+			panic(fmt.Sprintf("write fd 3: %v", errno))
 		}
-		out = out[:0]
 	}
+	out = out[:0]
 	outMu.Unlock()
 }
+
+// Between the marks, where a twheel way's CPU goes (the "stats" line of
+// scen.h): loop turns, the binding's calls that are one system call each,
+// and ReadEvents' returns.
+var nrTurns, nrIoctls, nrReads atomic.Uint64
 
 // A way applies events one by one; turn, if not nil, is called once the
 // loop turn's events are applied (and before a mark), for a way that
@@ -150,8 +175,55 @@ func afterFunc() way {
 	}}
 }
 
+// afterFuncLazy is IdleStateHandler's way with time.AfterFunc: one timer
+// per id, armed once; a refresh stores the time under the mutex. When the
+// timer fires, an id whose last arm is a timeout old expires; any other
+// has its timer re-armed for what is left. A callback that finds its id
+// cancelled, or re-added with a timer of its own, does nothing.
+func afterFuncLazy() way {
+	type entry struct {
+		t    *time.Timer
+		last int64
+	}
+	var mu sync.Mutex
+	m := make(map[uint32]*entry)
+	return way{apply: func(op int, id uint32) {
+		mu.Lock()
+		defer mu.Unlock()
+		e := m[id]
+		switch {
+		case op == opCancel:
+			if e != nil {
+				e.t.Stop()
+				delete(m, id)
+			}
+		case e != nil:
+			e.last = mono()
+		default:
+			e = &entry{last: mono()}
+			e.t = time.AfterFunc(timeout, func() {
+				mu.Lock()
+				if m[id] != e {
+					mu.Unlock()
+					return
+				}
+				if left := time.Duration(e.last + int64(timeout) - mono()); left > 0 {
+					e.t.Reset(left)
+					mu.Unlock()
+					return
+				}
+				delete(m, id)
+				mu.Unlock()
+				report(id)
+			})
+			m[id] = e
+		}
+	}}
+}
+
 func goZero() way {
-	tw, err := collection.NewTimingWheel(tick, int(timeout/tick), func(k, _ any) {
+	// timeout/tick slots and one more: timeout + tick within one turn.
+	tw, err := collection.NewTimingWheel(tick, int(timeout/tick)+1, func(k, _ any) {
 		report(k.(uint32))
 	})
 	if err != nil {
@@ -161,14 +233,15 @@ func goZero() way {
 		if op == opCancel {
 			tw.RemoveTimer(id)
 		} else {
-			tw.SetTimer(id, struct{}{}, timeout)
+			tw.SetTimer(id, struct{}{}, timeout+tick)
 		}
 	}}
 }
 
-// twheel's tick: its precision, finer than the seeds' scaled second (as
-// scen-c's TWHEEL_TICK_NS).
-const twheelTick = 10 * time.Millisecond
+// twheel's tick: the row's, or the module's finest where the row's is finer.
+func twheelTick() time.Duration {
+	return max(tick, 100*time.Microsecond)
+}
 
 // batchMax bounds the ops and ids gathered before they are sent.
 const batchMax = 4096
@@ -179,7 +252,7 @@ const batchMax = 4096
 // @touch each id has the touch slot of its number: an add binds it, a
 // refresh is a touch.
 func twheelWay(touch bool) way {
-	o := twheel.Options{Tick: twheelTick, DefaultTimeout: timeout}
+	o := twheel.Options{Tick: twheelTick(), DefaultTimeout: timeout}
 	if touch {
 		o.TouchSlots = uint32(nrIDs)
 	}
@@ -191,6 +264,7 @@ func twheelWay(touch bool) way {
 		buf := make([]twheel.Event, 1024)
 		for {
 			n, err := w.ReadEvents(context.Background(), buf)
+			nrReads.Add(1)
 			if err != nil {
 				panic(err)
 			}
@@ -207,6 +281,7 @@ func twheelWay(touch bool) way {
 		if b.Len() == 0 {
 			return
 		}
+		nrIoctls.Add(1)
 		if _, err := w.Batch(&b); err != nil {
 			panic(err)
 		}
@@ -223,6 +298,7 @@ func twheelWay(touch bool) way {
 		if len(ids) == 0 {
 			return
 		}
+		nrIoctls.Add(1)
 		failed, err = w.RefreshIDs(ids, spec, failed[:0])
 		if err != nil {
 			panic(err)
@@ -271,7 +347,7 @@ func load(path string) {
 		panic(err)
 	}
 	le := binary.LittleEndian
-	if le.Uint64(b) != 0x314e454353 {
+	if le.Uint64(b) != 0x324e454353 {
 		panic(path + ": not a schedule")
 	}
 	nrIDs = le.Uint64(b[24:])
@@ -279,9 +355,10 @@ func load(path string) {
 	timeout = time.Duration(le.Uint64(b[40:]))
 	tick = time.Duration(le.Uint64(b[48:]))
 	endUs = le.Uint64(b[56:])
+	gather = time.Duration(le.Uint64(b[88:]))
 	ev = make([]uint32, 2*n)
 	for i := range ev {
-		ev[i] = le.Uint32(b[80+4*i:])
+		ev[i] = le.Uint32(b[96+4*i:])
 	}
 }
 
@@ -297,6 +374,8 @@ func main() {
 		w = way{apply: func(int, uint32) {}}
 	case "afterfunc":
 		w = afterFunc()
+	case "afterfunc-lazy":
+		w = afterFuncLazy()
 	case "gozero":
 		w = goZero()
 	case "twheel":
@@ -308,7 +387,8 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Println("ready")
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	in := bufio.NewReader(os.Stdin)
+	line, err := in.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "go ") {
 		panic("no go")
 	}
@@ -329,6 +409,12 @@ func main() {
 					w.turn()
 				}
 				flush()
+				if id == 2 {
+					fmt.Printf("stats turns=%d ioctls=%d reads=%d\n", nrTurns.Load(), nrIoctls.Load(), nrReads.Load())
+				}
+				nrTurns.Store(0)
+				nrIoctls.Store(0)
+				nrReads.Store(0)
 				fmt.Println("mark", id)
 				continue
 			}
@@ -354,7 +440,25 @@ func main() {
 		if i < n {
 			next = at(i)
 		}
-		time.Sleep(max(time.Duration(next-mono()), quantum))
+		time.Sleep(max(time.Duration(next-mono()), gather))
+		nrTurns.Add(1)
+	}
+	// The window is sampled: what the heap keeps after a full collection
+	// (scen.h), and what the runtime holds from the kernel for it. The
+	// collection returns the free heap to the kernel at once
+	// (debug.FreeOSMemory), so that the heap held is what memory.current,
+	// read next, holds of it: after a plain runtime.GC() the background
+	// scavenger releases pages while the harness reads, and the bytes
+	// beside the heap moved by megabytes between runs of one way.
+	if line, err := in.ReadString('\n'); err != nil || line != "sampled\n" {
+		panic("no sampled")
+	}
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Println("heap", ms.HeapAlloc, ms.HeapSys-ms.HeapReleased)
+	if line, err := in.ReadString('\n'); err != nil || line != "measured\n" {
+		panic("no measured")
 	}
 	fmt.Printf("done applied=%d lag_max_ns=%d\n", applied, lag)
 }

@@ -5,12 +5,18 @@
  *
  *   null        the replay alone: the floor the JVM ways are measured from
  *   netty       Netty 4.1's HashedWheelTimer: a Timeout per id; a refresh
- *               cancels it and takes a new one (tick: the seeds' 1 s, scaled;
- *               512 buckets, the default)
+ *               cancels it and takes a new one (the row's tick; 512
+ *               buckets, the default)
+ *   netty-lazy  HashedWheelTimer as Netty's IdleStateHandler uses it: a
+ *               refresh stores the time; the Timeout, when it runs,
+ *               expires the id if that is a timeout old, else takes a new
+ *               Timeout for what is left
  *   kafka       Kafka's hierarchical wheel, SystemTimer behind its reaper
  *               thread (SystemTimerReaper, as the broker's purgatories run
- *               it; 1 ms tick, 20 buckets a level: Kafka's defaults); a
- *               refresh cancels the TimerTask and adds a new one
+ *               it; the row's tick in whole ms, at least Kafka's 1 ms, 20
+ *               buckets a level: Kafka's default; the timeout and a tick, as
+ *               a task runs up to a tick early); a refresh cancels the
+ *               TimerTask and adds a new one
  *   stpe        the JDK's ScheduledThreadPoolExecutor, one thread,
  *               setRemoveOnCancelPolicy(true): a ScheduledFuture per id,
  *               cancelled and scheduled again on refresh
@@ -32,10 +38,15 @@
  * Every way keeps the handle of each id in a ConcurrentHashMap, as a
  * server does to find it again on a refresh or a cancel; expiries run on
  * the timer's own thread and are handed to the main thread's output.
- * The main thread replays the schedule: each turn applies the events
- * that are due, then parks at least a millisecond. Before that the JIT
+ * Every way with a tick (Netty's, Kafka's, twheel's) takes the
+ * schedule's: one precision for the row. The main thread replays the
+ * schedule: each turn applies the events that are due, then parks at
+ * least the schedule's gathering wait. Before that the JIT
  * is warmed up on ids outside the schedule's (warm()), as a long-running
  * server's code is compiled by the time it holds its millions of ids.
+ * The run's JVM has a fixed heap (run.sh: -Xms = -Xmx, touched at start),
+ * as a server's is set up; at the end it says its live heap after
+ * System.gc() (scen.h).
  */
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
@@ -67,10 +78,10 @@ import org.twheel.Wheel;
 
 public final class Scen {
     static final int ADD = 0, REFRESH = 1, CANCEL = 2, MARK = 3;
-    static final long QUANTUM_NS = 1_000_000L, LATE_NS = 10_000_000L;
+    static final long LATE_NS = 10_000_000L;
 
     /* The schedule's header (scen.h) and events. */
-    static long nrIds, timeoutNs, tickNs, endUs;
+    static long nrIds, timeoutNs, tickNs, endUs, gatherNs;
     static int[] ev;
 
     /**
@@ -132,6 +143,59 @@ public final class Scen {
         };
     }
 
+    /*
+     * IdleStateHandler's way: one Timeout per id, taken once; a refresh
+     * stores the time. When it runs, an id whose last arm is a timeout
+     * old expires; any other takes a new Timeout for what is left. One
+     * that finds its id cancelled, or re-added with a task of its own,
+     * does nothing.
+     */
+    static final class Idle implements io.netty.util.TimerTask {
+        final long id;
+        final Timer timer;
+        final ConcurrentHashMap<Long, Idle> map;
+        volatile long last;
+        volatile Timeout timeout;
+
+        Idle(long id, Timer timer, ConcurrentHashMap<Long, Idle> map) {
+            this.id = id;
+            this.timer = timer;
+            this.map = map;
+            last = System.nanoTime();
+        }
+
+        @Override
+        public void run(Timeout t) {
+            if (map.get(id) != this)
+                return;
+            long left = last + timeoutNs - System.nanoTime();
+            if (left > 0)
+                timeout = timer.newTimeout(this, left, TimeUnit.NANOSECONDS);
+            else if (map.remove(id, this))
+                report(id);
+        }
+    }
+
+    static Way nettyLazy(Timer timer) {
+        ConcurrentHashMap<Long, Idle> map = new ConcurrentHashMap<>();
+        return (op, id, now) -> {
+            if (op == CANCEL) {
+                Idle old = map.remove(id);
+                if (old != null)
+                    old.timeout.cancel();
+                return;
+            }
+            Idle e = map.get(id);
+            if (e != null) {
+                e.last = System.nanoTime();
+                return;
+            }
+            e = new Idle(id, timer, map);
+            map.put(id, e);
+            e.timeout = timer.newTimeout(e, timeoutNs, TimeUnit.NANOSECONDS);
+        };
+    }
+
     static final class KafkaTask extends TimerTask {
         final long id;
         final ConcurrentHashMap<Long, KafkaTask> map;
@@ -150,9 +214,12 @@ public final class Scen {
     }
 
     static Way kafka() {
-        SystemTimerReaper timer = new SystemTimerReaper("scen-reaper", new SystemTimer("scen"));
+        long tickMs = Math.max(1, tickNs / 1_000_000L);
+        SystemTimerReaper timer = new SystemTimerReaper("scen-reaper",
+                new SystemTimer("scen", tickMs, 20, TimeUnit.NANOSECONDS.toMillis(System.nanoTime())));
         ConcurrentHashMap<Long, KafkaTask> map = new ConcurrentHashMap<>();
-        long delayMs = timeoutNs / 1_000_000L;
+        /* A task runs once its bucket, its deadline rounded down to the tick, is due: up to a tick early, so a tick more. */
+        long delayMs = timeoutNs / 1_000_000L + tickMs;
         return (op, id, now) -> {
             KafkaTask old = op == CANCEL ? map.remove(id) : map.get(id);
             if (old != null)
@@ -244,8 +311,6 @@ public final class Scen {
         };
     }
 
-    /* twheel's tick: its precision, finer than the seeds' scaled second (as scen-c's). */
-    static final Duration TWHEEL_TICK = Duration.ofMillis(10);
     static final int BATCH = 4096, ENOENT = 2;
 
     /*
@@ -263,7 +328,9 @@ public final class Scen {
         int nids;
 
         TwheelWay(boolean touch) throws IOException {
-            Wheel.Config c = new Wheel.Config().tick(TWHEEL_TICK).timeout(Duration.ofNanos(timeoutNs));
+            /* The row's tick, or the module's finest where the row's is finer. */
+            Wheel.Config c = new Wheel.Config().tick(Duration.ofNanos(Math.max(tickNs, 100_000L)))
+                    .timeout(Duration.ofNanos(timeoutNs));
             wheel = Wheel.open(touch ? c.touchSlots((int) nrIds) : c);
             table = touch ? wheel.touchTable() : null;
             wheel.listen((id, deadlineNs, expiredNs) -> report(id));
@@ -338,6 +405,7 @@ public final class Scen {
         switch (name) {
         case "null": return (op, id, now) -> { };
         case "netty": return netty(new HashedWheelTimer(tickNs, TimeUnit.NANOSECONDS));
+        case "netty-lazy": return nettyLazy(new HashedWheelTimer(tickNs, TimeUnit.NANOSECONDS));
         case "twheel-netty": return netty(new TwheelTimer(tickNs, TimeUnit.NANOSECONDS));
         case "twheel": return new TwheelWay(false);
         case "twheel-touch": return new TwheelWay(true);
@@ -352,15 +420,16 @@ public final class Scen {
 
     static void load(String path) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(Paths.get(path))).order(ByteOrder.LITTLE_ENDIAN);
-        if (b.getLong(0) != 0x314e454353L)
+        if (b.getLong(0) != 0x324e454353L)
             throw new IOException(path + ": not a schedule");
         nrIds = b.getLong(24);
         long nrEvents = b.getLong(32);
         timeoutNs = b.getLong(40);
         tickNs = b.getLong(48);
         endUs = b.getLong(56);
+        gatherNs = b.getLong(88);
         ev = new int[(int) (2 * nrEvents)];
-        b.position(80);
+        b.position(96);
         b.asIntBuffer().get(ev);
     }
 
@@ -379,7 +448,8 @@ public final class Scen {
         warm(w);
         System.out.println("ready");
         System.out.flush();
-        String go = new BufferedReader(new InputStreamReader(System.in)).readLine();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        String go = in.readLine();
         long t0 = Long.parseUnsignedLong(go.substring(3).trim());
         long end = t0 + endUs * 1000L, lag = 0, applied = 0;
         int i = 0, n = ev.length / 2;
@@ -418,8 +488,17 @@ public final class Scen {
             if (i == n && now >= end)
                 break;
             long next = i < n ? t0 + (ev[2 * i] & 0xffffffffL) * 1000L : end;
-            LockSupport.parkNanos(Math.max(next - System.nanoTime(), QUANTUM_NS));
+            LockSupport.parkNanos(Math.max(next - System.nanoTime(), gatherNs));
         }
+        /* The window is sampled: what the heap keeps after a full collection (scen.h). */
+        if (!"sampled".equals(in.readLine()))
+            throw new IOException("no sampled");
+        System.gc();
+        java.lang.management.MemoryUsage heap = java.lang.management.ManagementFactory.getMemoryMXBean()
+                .getHeapMemoryUsage();
+        System.out.println("heap " + heap.getUsed() + " " + heap.getCommitted());
+        if (!"measured".equals(in.readLine()))
+            throw new IOException("no measured");
         System.out.println("done applied=" + applied + " lag_max_ns=" + lag);
         System.out.flush();
         System.exit(0);

@@ -6,6 +6,10 @@
  *   null        the replay alone: the floor the Node ways are measured from
  *   settimeout  setTimeout per id, timeout.refresh() on refresh, clearTimeout
  *               on cancel; the Timeouts in a Map by id
+ *   settimeout-lazy  setTimeout per id as an idle detector is written
+ *               (Netty's IdleStateHandler): a refresh stores the time; the
+ *               Timeout, when it fires, expires the id if that is a timeout
+ *               old, else sets a new one for what is left
  *   twheel      /dev/twheel through the Node binding (the twheel package's
  *               Wheel), as scen-c's twheel-batch: each turn's refreshes in
  *               one wheel.refreshIds (addIfAbsent), adds and cancels in one
@@ -16,11 +20,15 @@
  *               wheel.touch(), no system call (the warm-up's ids, past the
  *               table, take twheel's path)
  *
- * The replay runs on the event loop, as a server's packets would: each
- * turn applies the events that are due and sets a timer for the next
- * ones, at least a millisecond away. Before that V8 is warmed up on ids
+ * twheel's ways take the schedule's tick: one precision for the row (Node's
+ * own timers have none but their millisecond). The replay runs on the
+ * event loop, as a server's packets would: each turn applies the events
+ * that are due and sets a timer for the next ones, at least the
+ * schedule's gathering wait away (and at least Node's 1 ms). Before that
+ * V8 is warmed up on ids
  * outside the schedule's, as a long-running server's code is compiled
- * by the time it holds its millions of ids.
+ * by the time it holds its millions of ids. At the end it says its live
+ * heap after a full collection (node --expose-gc; scen.h).
  */
 'use strict';
 
@@ -62,13 +70,15 @@ function report(id) {
 /* ---- the schedule (scen.h) ---- */
 
 const b = fs.readFileSync(process.argv[3]);
-if (b.readBigUInt64LE(0) !== 0x314e454353n)
+if (b.readBigUInt64LE(0) !== 0x324e454353n)
 	throw new Error(process.argv[3] + ': not a schedule');
 const nrIds = Number(b.readBigUInt64LE(24));
 const nrEvents = Number(b.readBigUInt64LE(32));
 const timeoutMs = Number(b.readBigUInt64LE(40)) / 1e6;
+const tickNs = b.readBigUInt64LE(48);
 const endUs = Number(b.readBigUInt64LE(56));
-const ev = new Uint32Array(b.buffer, b.byteOffset + 80, 2 * nrEvents);
+const gatherMs = Number(b.readBigUInt64LE(88)) / 1e6;
+const ev = new Uint32Array(b.buffer, b.byteOffset + 96, 2 * nrEvents);
 
 /* ---- the ways ---- */
 
@@ -93,8 +103,43 @@ function setTimeoutWay() {
 	};
 }
 
-/* twheel's tick: its precision, finer than the seeds' scaled second (as scen-c's). */
-const TWHEEL_TICK_MS = 10;
+/*
+ * IdleStateHandler's way: one Timeout per id, set once; a refresh stores
+ * the time. When it fires, an id whose last arm is a timeout old expires;
+ * any other gets a new Timeout for what is left.
+ */
+function setTimeoutLazyWay() {
+	const { performance } = require('perf_hooks');
+	const timers = new Map();
+	const fire = (id) => {
+		const e = timers.get(id);
+		if (!e)
+			return;
+		const left = e.last + timeoutMs - performance.now();
+		if (left > 0) {
+			e.t = setTimeout(fire, Math.ceil(left), id);
+			return;
+		}
+		timers.delete(id);
+		report(id);
+	};
+	return (op, id) => {
+		const e = timers.get(id);
+		if (op === CANCEL) {
+			if (e) {
+				clearTimeout(e.t);
+				timers.delete(id);
+			}
+		} else if (e) {
+			e.last = performance.now();
+		} else {
+			timers.set(id, { t: setTimeout(fire, timeoutMs, id), last: performance.now() });
+		}
+	};
+}
+
+/* twheel's tick: the row's, or the module's finest where the row's is finer. */
+const TWHEEL_TICK_NS = tickNs > 100000n ? tickNs : 100000n;
 const BATCH = 4096;
 
 /*
@@ -107,7 +152,7 @@ const BATCH = 4096;
 function twheelWay(touch) {
 	const { Wheel } = require('twheel');
 	const wheel = new Wheel({
-		tickMs: TWHEEL_TICK_MS, timeoutNs: b.readBigUInt64LE(40),
+		tickNs: TWHEEL_TICK_NS, timeoutNs: b.readBigUInt64LE(40),
 		touchSlots: touch ? nrIds : 0,
 	});
 	wheel.on('expired', (events) => {
@@ -159,12 +204,13 @@ function twheelWay(touch) {
 const ways = {
 	null: () => () => {},
 	settimeout: setTimeoutWay,
+	'settimeout-lazy': setTimeoutLazyWay,
 	twheel: () => twheelWay(false),
 	'twheel-touch': () => twheelWay(true),
 };
 
 if (process.argv.length !== 4 || !ways[process.argv[2]]) {
-	process.stderr.write('usage: node scen.js null|settimeout|twheel|twheel-touch SCHEDULE (scenctl runs it; see scen.h)\n');
+	process.stderr.write('usage: node scen.js null|settimeout|settimeout-lazy|twheel|twheel-touch SCHEDULE (scenctl runs it; see scen.h)\n');
 	process.exit(2);
 }
 const apply = ways[process.argv[2]]();
@@ -212,11 +258,22 @@ function step() {
 	}
 	flush();
 	if (i === n && now >= end) {
+		/* The window is sampled: what the heap keeps after a full collection (scen.h). */
+		const got = fs.readSync(0, line, 0, line.length, null);
+		if (line.toString('utf8', 0, got).trim() !== 'sampled')
+			throw new Error('no sampled');
+		global.gc();
+		const m = process.memoryUsage();
+		fs.writeSync(1, 'heap ' + m.heapUsed + ' ' + m.heapTotal + '\n');
+		/* The harness reads the cgroup's memory while this process holds it all (scen.h). */
+		const got2 = fs.readSync(0, line, 0, line.length, null);
+		if (line.toString('utf8', 0, got2).trim() !== 'measured')
+			throw new Error('no measured');
 		fs.writeSync(1, 'done applied=' + applied + ' lag_max_ns=' + lag + '\n');
 		process.exit(0);
 	}
 	const next = i < n ? t0 + ev[2 * i] * 1000 : end;
-	setTimeout(step, Math.max(1, (next - mono()) / 1e6));
+	setTimeout(step, Math.max(1, gatherMs, (next - mono()) / 1e6));
 }
 
 setTimeout(step, Math.max(0, (t0 - mono()) / 1e6));
