@@ -37,11 +37,12 @@
  * the chosen ids above against random ids in a fresh wheel (their first
  * expiry watched, from the refresh of the ids just collected), median of
  * DS_ROUNDS rounds (a round takes a few ms: a host hiccup shows), and
- * the ratio must again be at most 2. An add of theirs that finds its
- * chain full is refused with ENOMEM until the index has its new key (as
- * the uapi says), which can happen when they come during a resize under
- * the key they were chosen with: it is tried again, as a user would,
- * and its time counts in the chosen set's.
+ * the ratio must again be at most 2. An add that finds its chain full
+ * is refused with ENOMEM until the index has its new key (as the uapi
+ * says), which can happen when an add comes during a resize under the
+ * key the ids were chosen with, theirs or the attack's own random ones
+ * that meet their chains: it is tried again, as a user would, and its
+ * time counts in its set's.
  *
  *   flood [N]			(default 100000; 12500 on a debug kernel;
  *				 or TWHEEL_FLOOD_IDS)
@@ -102,58 +103,74 @@ static void gen_random(uint64_t *ids, uint64_t n, uint64_t seed)
 #define ADD_RETRIES	256
 
 /*
- * Ops @from..@to of @s, timed into its work; 0 or -1 if one failed. An
- * ADD of an id whose index chain is full is refused with ENOMEM until
- * the index has taken a new key (the uapi's twheel_op.result), which
- * ids chosen from the dump can make happen while a resize under the old
- * key is still under way: those adds are tried again, as a user would,
- * timed into the set's work and counted in @s->refused.
+ * A batch of the @n ops at @ops into @fd, its time added to *@work_ns;
+ * 0, or -1 (with a message naming @name) if an op failed. An ADD of an
+ * id whose index chain is full is refused with ENOMEM until the index
+ * has taken a new key (the uapi's twheel_op.result), which ids chosen
+ * from the dump can make happen while a resize under the old key is
+ * still under way: those adds are tried again, as a user would, each
+ * time in one batch whose time is added too, and counted in *@refused.
  */
+static int batch_retry(int fd, struct twheel_op *ops, uint32_t n, const char *name,
+		       uint64_t *work_ns, uint64_t *refused)
+{
+	struct twheel_op *again = NULL;
+	struct twheel_op *cur = ops;
+	uint32_t i, m = n;
+	int r, tries, ret = -1;
+	uint64_t start;
+
+	for (tries = 0; ; tries++) {
+		start = mono_ns();
+		r = twheel_batch(fd, cur, m);
+		*work_ns += mono_ns() - start;
+		if (r != (int)m) {
+			ksft_print_msg("%s: batch of %u ops: %d\n", name, m, r);
+			goto out;
+		}
+		/* Back to where they came from, for the look below. */
+		if (cur == again)
+			for (i = m = 0; i < n; i++)
+				if (ops[i].result)
+					ops[i].result = again[m++].result;
+		for (i = m = 0; i < n; i++) {
+			if (!ops[i].result)
+				continue;
+			if (ops[i].op != TWHEEL_OP_ADD || ops[i].result != -ENOMEM ||
+			    tries == ADD_RETRIES) {
+				ksft_print_msg("%s: op %u on id %#llx: %s%s\n", name, ops[i].op,
+					       (unsigned long long)ops[i].id,
+					       strerror(-ops[i].result),
+					       tries ? " (after retries)" : "");
+				goto out;
+			}
+			if (!again && !(again = malloc(n * sizeof(*again)))) {
+				ksft_print_msg("%s: no memory to try %u ops again\n", name, n);
+				goto out;
+			}
+			/* Its outputs are junk again: the kernel writes them all. */
+			again[m++] = ops[i];
+		}
+		if (!m)
+			break;
+		*refused += m;
+		cur = again;
+	}
+	ret = 0;
+out:
+	free(again);
+	return ret;
+}
+
+/* Ops @from..@to of @s, timed into its work and retried as batch_retry() does; 0 or -1. */
 static int slice_batch(struct set *s, uint64_t from, uint64_t to, uint32_t code,
 		       uint32_t flags, uint64_t t)
 {
-	static struct twheel_op again[SLICE];
-	uint64_t i, start;
-	int r, n, tries;
+	uint64_t i;
 
 	for (i = from; i < to; i++)
 		op_init(&s->ops[i], code, s->ids[i], flags, t);
-	start = mono_ns();
-	r = twheel_batch(s->fd, s->ops + from, to - from);
-	s->work_ns += mono_ns() - start;
-	if (r != (int)(to - from)) {
-		ksft_print_msg("%s: batch of op %u: %d\n", s->name, code, r);
-		return -1;
-	}
-	for (tries = 0; ; tries++) {
-		n = 0;
-		for (i = from; i < to; i++) {
-			if (!s->ops[i].result)
-				continue;
-			if (code != TWHEEL_OP_ADD || s->ops[i].result != -ENOMEM || tries == ADD_RETRIES) {
-				ksft_print_msg("%s: op %u on id %#llx: %d%s\n", s->name, code,
-					       (unsigned long long)s->ids[i], s->ops[i].result,
-					       tries ? " (after retries)" : "");
-				return -1;
-			}
-			op_init(&again[n++], code, s->ids[i], flags, t);
-		}
-		if (!n)
-			return 0;
-		s->refused += n;
-		start = mono_ns();
-		r = twheel_batch(s->fd, again, n);
-		s->work_ns += mono_ns() - start;
-		if (r != n) {
-			ksft_print_msg("%s: batch of op %u: %d\n", s->name, code, r);
-			return -1;
-		}
-		/* Back to where they came from, for the next look. */
-		n = 0;
-		for (i = from; i < to; i++)
-			if (s->ops[i].result)
-				s->ops[i].result = again[n++].result;
-	}
+	return batch_retry(s->fd, s->ops + from, to - from, s->name, &s->work_ns, &s->refused);
 }
 
 /* Read what waits on @s, timed into its work; -1 on an error. */
@@ -316,38 +333,30 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A batch of @n ops of @code on @ids into @fd, each of which must succeed. */
+/*
+ * A batch of @n ops of @code on @ids into @fd, each of which must
+ * succeed, adds refused for a full chain after retries (batch_retry()).
+ */
 static int batch_all(int fd, struct twheel_op *ops, const uint64_t *ids, uint32_t n,
-		     uint32_t code)
+		     uint32_t code, uint64_t *refused)
 {
+	uint64_t work_ns = 0;
 	uint32_t i;
-	int r;
 
 	for (i = 0; i < n; i++)
 		op_init(&ops[i], code, ids[i], 0, 0);
-	r = twheel_batch(fd, ops, n);
-	if (r != (int)n) {
-		ksft_print_msg("batch of %u ops %u: %d\n", n, code, r);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		if (ops[i].result) {
-			ksft_print_msg("op %u on id %#llx: %s\n", code, (unsigned long long)ids[i],
-				       strerror(-ops[i].result));
-			return -1;
-		}
-	}
-	return 0;
+	return batch_retry(fd, ops, n, "dump attack", &work_ns, refused);
 }
 
 /*
  * The dump attack in wheel @fd: @rounds times, add @cand random ids, keep
  * the @keep ids the dump lists first, cancel the others. Leaves those
  * @keep ids live in @fd and in @kept; 0 or -1. A dump that fails with
- * ESTALE (the index took a new key) starts again, as a user's would.
+ * ESTALE (the index took a new key) starts again, as a user's would; the
+ * adds tried again after ENOMEM (batch_retry()) are counted in *@refused.
  */
 static int dump_attack(int fd, uint64_t *kept, uint32_t keep, uint32_t cand, int rounds,
-		       uint64_t *seed)
+		       uint64_t *seed, uint64_t *refused)
 {
 	uint64_t *live = malloc((keep + cand) * sizeof(uint64_t));
 	uint64_t *listed = malloc(keep * sizeof(uint64_t));
@@ -363,7 +372,7 @@ static int dump_attack(int fd, uint64_t *kept, uint32_t keep, uint32_t cand, int
 
 		for (i = 0; i < cand; i++)
 			live[nlive + i] = rnd_next(seed);
-		if (batch_all(fd, ops, live + nlive, cand, TWHEEL_OP_ADD))
+		if (batch_all(fd, ops, live + nlive, cand, TWHEEL_OP_ADD, refused))
 			goto out;
 		nlive += cand;
 		for (got = 0; got < keep && cursor != TWHEEL_DUMP_END;) {
@@ -386,7 +395,7 @@ static int dump_attack(int fd, uint64_t *kept, uint32_t keep, uint32_t cand, int
 		for (i = nc = 0; i < nlive; i++)
 			if (!bsearch(&live[i], listed, got, sizeof(*listed), cmp_u64))
 				live[nc++] = live[i];
-		if (batch_all(fd, ops, live, nc, TWHEEL_OP_CANCEL))
+		if (batch_all(fd, ops, live, nc, TWHEEL_OP_CANCEL, refused))
 			goto out;
 		memcpy(live, listed, got * sizeof(*live));
 		nlive = got;
@@ -470,6 +479,7 @@ static void dump_selected(struct gap_watch *ws, int nw, uint64_t limit)
 {
 	uint32_t keep = KEEP, cand = CAND, i;
 	uint64_t chosen[DS_ROUNDS], random[DS_ROUNDS], total[2], seed = 0xd0d0d0d0d0d0ULL, t0;
+	uint64_t refused = 0;
 	struct set sets[2] = { { .name = "dump-selected" }, { .name = "random" } };
 	int counts = cursors_count_keys(), fd, r, ok, keys = -1;
 	struct gap_result gr = { 0 }, g, base;
@@ -489,12 +499,12 @@ static void dump_selected(struct gap_watch *ws, int nw, uint64_t limit)
 	if (fd < 0)
 		ksft_exit_fail_msg("open: %s\n", strerror(-fd));
 	t0 = mono_ns();
-	ok = !dump_attack(fd, sets[0].ids, keep, cand, ATTACK_ROUNDS, &seed);
+	ok = !dump_attack(fd, sets[0].ids, keep, cand, ATTACK_ROUNDS, &seed, &refused);
 	if (counts)
 		keys = new_keys(fd);
-	ksft_print_msg("dump attack: %d rounds of %u random ids, the %u listed first kept: %s in %.1f s, %d new keys\n",
+	ksft_print_msg("dump attack: %d rounds of %u random ids, the %u listed first kept: %s in %.1f s, %d new keys, %llu adds refused for a full chain and retried\n",
 		       ATTACK_ROUNDS, cand, keep, ok ? "done" : "failed", (mono_ns() - t0) / 1e9,
-		       keys);
+		       keys, (unsigned long long)refused);
 	for (r = 0; r < 3 && ok; r++) {
 		baseline(ws, nw, &base);
 		if (3 * base.max_runq_ns > limit)
