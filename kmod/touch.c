@@ -2,7 +2,8 @@
 /*
  * Touch tables: memory a process and the kernel share, in which the
  * process refreshes ids by storing the time into their slots, with no
- * system call; the kernel reads a slot only when its id's deadline comes
+ * system call; the kernel reads a slot when its id's deadline comes, or
+ * before, when the wheel moves the id down a level of its slots
  * (twheel_touch_lazy(), at the end of this file), and re-arms the id if
  * the slot was stamped since its deadline was set.
  *
@@ -38,6 +39,7 @@
 #include <linux/gfp.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -317,20 +319,37 @@ void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
 }
 
 /*
- * A stamp from the future counts as the present. One load from memory
- * the kernel owns; the value is untrusted.
+ * The core's lazy hook, asked when @e's deadline comes and when a
+ * cascade moves it before then: a touch since the deadline was set
+ * re-arms it to the touch plus its timeout, if that is a later tick
+ * than its deadline. On a cascade it looks only in the last eighth of
+ * the timeout, where an id refreshed at least once a timeout has been
+ * touched: a look earlier would mostly find nothing and be made again
+ * when the deadline comes. A stamp from the future counts as the
+ * present when the deadline comes (on a cascade it is left for then).
+ * One load from memory the kernel owns; the value is untrusted.
  */
 bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *expires)
 {
 	struct twheel_ctx *ctx = container_of(w, struct twheel_ctx, wheel);
 	struct twheel_touch_entry *te = twheel_touch_entry(e);
-	u64 touched, tick;
+	u64 touched, tick, left_ns, left = e->expires - w->clk;
 
 	lockdep_assert_held(&ctx->lock);
 	if (te->slot == TWHEEL_SLOT_NONE)
 		return false;
+	if (left && (check_mul_overflow(left, ctx->tick_ns, &left_ns) ||
+		     left_ns > te->timeout_ns / 8))
+		return false;
 	touched = twheel_touch_stamp(ctx, te->slot);
 	if (touched <= te->armed_ns || touched == te->seen)
+		return false;
+	/*
+	 * On a cascade, only a stamp from before the work began: one from
+	 * the future (garbage, or a clock ahead) is the present's when the
+	 * deadline comes, as if the look had been made only then.
+	 */
+	if (left && touched > now_ns)
 		return false;
 	te->seen = touched;
 	/*
@@ -342,7 +361,12 @@ bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *
 	if (touched > now_ns)
 		touched = min_t(u64, touched, ktime_to_ns(twheel_ctx_now(ctx)));
 	tick = twheel_deadline_tick(ctx, ns_to_ktime(touched), te->timeout_ns);
-	if (!tw_after(tick, w->clk))
+	/*
+	 * Not later than the deadline (the clock's tick when it has come):
+	 * no gain, and on a cascade an earlier one (a deadline set absolute,
+	 * past touch + timeout) must not be taken.
+	 */
+	if (!tw_after(tick, e->expires))
 		return false;
 	te->armed_ns = touched;
 	*expires = tick;

@@ -46,6 +46,15 @@
  *    TW_LEVELS - 1 times in its life, whatever the clock does, plus
  *    its hops.
  *
+ * Lazy re-arms. A caller's hook (tw_wheel.lazy) may re-arm an entry
+ * instead of expiring it; it is asked when the entry's deadline comes,
+ * and also when a cascade moves the entry, whose deadline is then still
+ * ahead: a later one found then places the entry at once where it goes.
+ * So an id whose deadline keeps moving on (touch.c: a touch-bound id
+ * touched at least once a timeout) is re-armed before it reaches level
+ * 0, without the last moves down and the look when its old deadline
+ * comes.
+ *
  * Unlike the kernel's own timer wheel (kernel/time/timer.c), which never
  * cascades and so lets an entry's granularity grow with its distance,
  * this wheel cascades: every deadline is exact to the tick, as our users
@@ -906,8 +915,12 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 			return false;
 		}
 		e = hlist_entry(head->first, struct tw_entry, slot);
-		if (e->expires == w->clk && w->lazy &&
-		    w->lazy(w, e, stamp, &expires)) {
+		/*
+		 * The hook is asked on a cascade too: a later deadline found
+		 * then places the entry once, where it goes, instead of one
+		 * level down now and again when the old deadline comes.
+		 */
+		if (w->lazy && w->lazy(w, e, stamp, &expires)) {
 			tw_unlink(w, e);
 			e->expires = tw_clamp(w, expires);
 			tw_link(w, e);

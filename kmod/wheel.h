@@ -104,11 +104,15 @@ struct tw_index {
  * @expired:	expired entries, in deadline order.
  * @index:	id -> entry.
  * @lazy:	if set, asked about each entry whose deadline has come,
- *		before it expires: returning true with *@expires set re-arms
- *		the entry there instead (as by tw_rearm(): at the earliest
- *		the next tick, and never earlier than asked, however far
- *		ahead of the clock). @stamp is tw_advance()'s. Called with
- *		the caller's lock held; must not touch the wheel.
+ *		before it expires, and about each entry a cascade moves
+ *		(its deadline still ahead, e->expires after @clk):
+ *		returning true with *@expires set re-arms the entry there
+ *		instead (as by tw_rearm(): at the earliest the next tick,
+ *		and never earlier than asked, however far ahead of the
+ *		clock). On a cascade it must answer a tick after
+ *		e->expires or false, so that no entry is due sooner than
+ *		its deadline. @stamp is tw_advance()'s. Called with the
+ *		caller's lock held; must not touch the wheel.
  */
 struct tw_wheel {
 	u64 clk;

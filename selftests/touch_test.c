@@ -4,9 +4,10 @@
  * to the user's entries and to the memory cgroup); binding ids to slots
  * with TWHEEL_OPF_TOUCH (and every EINVAL of it); the lazy re-arm (a touch
  * before the deadline re-arms to touch time + timeout rounded up to the
- * grid, exactly; an untouched id expires on time; at most one re-arm per
- * deadline); untrusted stamps (0 and the past are no touch, the future
- * counts as now); a reused slot does not pass its stamp on; ioctl REFRESH
+ * grid, exactly; an untouched id expires on time; no touch brings an
+ * absolute deadline forward; at most one re-arm per deadline); untrusted
+ * stamps (0 and the past are no touch, the future counts as now); a
+ * reused slot does not pass its stamp on; ioctl REFRESH
  * and touch, the later wins; a touch that came too late shows in the
  * event; mmap rules; the mapping across fork and after close. The tests
  * of the fixture run twice: on the module's table, mapped, and on a table
@@ -905,6 +906,35 @@ TEST_F(touch, touch_rearms_an_abstime_id_with_the_default_timeout)
 	s = touch_now(self, 8);
 	ASSERT_EQ(1, wait_count(self->fd, "touch_rearms", 1, op.deadline_ns + WAIT_NS));
 	expect_expiry(_metadata, self, 1, grid_up(self->grid, s + REARM_NS));
+}
+
+/*
+ * A touch does not bring forward an absolute deadline later than the
+ * touch plus the timeout: neither when the deadline comes nor when the
+ * kernel looks at the slot before, as its wheel moves the id down a
+ * level, which it does in the last eighth of the timeout (with 6 s, the
+ * last move, at most 64 ticks of 10 ms before the deadline, is looked
+ * at). The touch's time plus the timeout is the tick before the
+ * deadline: taken on that move, it would make the id expire a tick
+ * early (unless the move came in that very tick, one chance in 64).
+ */
+TEST_F(touch, touch_never_brings_an_abstime_deadline_forward)
+{
+	const uint64_t tout = 6 * NSEC_PER_SEC;
+	struct twheel_op op;
+	uint64_t s;
+
+	ASSERT_EQ(0, dev_touch_unmap(&self->t));
+	close(self->fd);
+	fixture_wheel(_metadata, self, variant, tout);
+	dev_prep_add_at(&op, 1, mono_ns() + tout + 2 * NSEC_PER_SEC);
+	dev_prep_bind(&op, 8);
+	ASSERT_EQ(0, run_op(_metadata, self->fd, &op));
+	s = op.deadline_ns - tout - TICK_NS;
+	sleep_until(s);
+	dev_touch_at(&self->t, 8, s);
+	expect_expiry(_metadata, self, 1, op.deadline_ns);
+	EXPECT_EQ(0, fdinfo_get(self->fd, "touch_rearms"));
 }
 
 /*

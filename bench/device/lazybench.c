@@ -3,10 +3,11 @@
  * lazybench: what the kernel spends on ids that are refreshed through the
  * touch table all the time. n ids are bound to n slots; the process
  * stamps every slot rate times a second for a run of seconds, and never
- * makes a system call for them. The kernel looks at an id's slot only
- * when its deadline comes, finds it touched, and re-arms it one timeout
- * later: the claim is one look per id per timeout, whatever the touch
- * rate, and a module that costs next to no CPU.
+ * makes a system call for them. The kernel looks at an id's slot when
+ * its deadline comes, or when its wheel moves the id down a level before
+ * then, finds it touched, and re-arms it one timeout on: the claim is
+ * one look per id per timeout, whatever the touch rate, and a module
+ * that costs next to no CPU.
  *
  * The module has no thread: that work is done by whoever looks at the
  * wheel. Here, as in a server, an event-loop thread of the process waits

@@ -3,8 +3,8 @@
 // The touch table: refresh without a system call. A wheel opened with
 // TouchSlots maps its table of __u64 slots; an id bound to a slot is kept
 // alive by storing the present time on the wheel's clock into it (an
-// aligned 64-bit atomic store), and the kernel looks at the slot only
-// when the id's deadline comes.
+// aligned 64-bit atomic store), and the kernel looks at the slot when
+// the id's deadline comes (or a level of its wheel before).
 //
 // The mapping is never unmapped while a Wheel can still store into it:
 // Close replaces it in place (mmap MAP_FIXED) with private anonymous

@@ -8,9 +8,9 @@
  * slot of the array `stamps`. That array is mmap-able (BPF_F_MMAPABLE),
  * and the service registers its mapping as the wheel's touch table
  * (TWHEEL_IOC_TOUCH_REGISTER): the store is the refresh. The kernel
- * looks at a slot only when its id's deadline comes, so the cost per
- * packet is a lookup and a store, and the service does nothing per
- * packet. The packet is then dropped: in this example the peers' packets
+ * looks at a slot about once per timeout, when its id's deadline comes
+ * or a level of its wheel before, so the cost per packet is a lookup
+ * and a store, and the service does nothing per packet. The packet is then dropped: in this example the peers' packets
  * are keepalives and the program is their whole data path.
  *
  * Generic (skb) XDP because lo has no driver XDP; tc would do as well,

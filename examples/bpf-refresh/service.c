@@ -16,9 +16,9 @@
  *  - peer i becomes id i, bound to slot i, in one batch.
  *
  * Then the program stores bpf_ktime_get_ns() into a peer's slot for each
- * of its packets, and the kernel looks at the slot only when the id's
- * deadline comes: touched since, it re-arms the id to the touch plus the
- * timeout; not touched, it expires. The service's loop only reads those
+ * of its packets, and the kernel looks at the slot when the id's
+ * deadline comes (or a level of its wheel before): touched since, it
+ * re-arms the id to the touch plus the timeout; not touched, it expires. The service's loop only reads those
  * expirations from the wheel's fd: its CPU time does not grow with the
  * traffic.
  *

@@ -6,8 +6,9 @@
  * timeout is the idle limit T, bound to the touch slot numbered as its
  * fd. A read that brings data refreshes the connection with
  * twheel_touch_at(): a clock read and a store into the mapped table, no
- * system call. The kernel looks at the slot only when the connection's
- * deadline comes; touched since, it re-arms the id to the touch + T,
+ * system call. The kernel looks at the slot when the connection's
+ * deadline comes (or a level of its wheel before); touched since, it
+ * re-arms the id to the touch + T,
  * else the id expires and its event is read here from the wheel fd, which
  * sits in the same epoll set as the sockets, and the connection is closed.
  * A connection the peer closes is cancelled.

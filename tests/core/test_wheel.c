@@ -899,14 +899,19 @@ static int test_dump_lists_each_steady_id_once_across_resizes(void)
 	return 0;
 }
 
-/* What the lazy hook of the next test decides, per id. */
-static u64 lazy_calls, lazy_rearms;
+/* What the lazy hooks of the next tests were asked, and decided, per id. */
+static u64 lazy_calls, lazy_cascade_calls, lazy_rearms;
 static unsigned char lazy_done[1000];
 
 static bool lazy_even_ids_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp,
 			       u64 *expires)
 {
 	(void)stamp;
+	/* A cascade asks too; this hook re-arms only at a deadline. */
+	if (e->expires != w->clk) {
+		lazy_cascade_calls++;
+		return false;
+	}
 	lazy_calls++;
 	/* Even ids live one more period of 100 ticks, once. */
 	if (e->id % 2 || lazy_done[e->id])
@@ -920,7 +925,7 @@ static bool lazy_even_ids_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp
 /*
  * The lazy hook is asked once per entry whose deadline comes, before it
  * expires; a re-armed entry stays live and is asked again at its new
- * deadline.
+ * deadline, and on the cascade that brings it there.
  */
 static int test_lazy_hook_rearms_instead_of_expiring(void)
 {
@@ -931,6 +936,8 @@ static int test_lazy_hook_rearms_instead_of_expiring(void)
 	unsigned int i, odd = 0, even = 0;
 
 	CHECK(ents);
+	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
+	memset(lazy_done, 0, sizeof(lazy_done));
 	tw_init(&w, 0, &tw_test_key);
 	w.lazy = lazy_even_ids_once;
 	for (i = 0; i < N; i++) {
@@ -938,7 +945,7 @@ static int test_lazy_hook_rearms_instead_of_expiring(void)
 		CHECK(tw_test_add(&w, &ents[i], 1 + i % 50) == 0);
 	}
 	CHECK(advance_all(&w, 50));
-	CHECK(lazy_calls == N && lazy_rearms == N / 2);
+	CHECK(lazy_calls == N && lazy_rearms == N / 2 && lazy_cascade_calls == 0);
 	CHECK(w.nr_expired == N / 2 && w.nr_live == N / 2);
 	while ((e = tw_pop_expired(&w)))
 		odd += e->id % 2;
@@ -947,11 +954,73 @@ static int test_lazy_hook_rearms_instead_of_expiring(void)
 	CHECK(advance_all(&w, 120) && w.nr_expired > 0 && w.nr_expired < N / 2);
 	CHECK(advance_all(&w, 150) && w.nr_expired == N / 2 && w.nr_live == 0);
 	CHECK(lazy_calls == N + N / 2 && lazy_rearms == N / 2);
+	/* Each went from level 1 (101 to 150 ticks past clocks of 1 to 50) to 0 once. */
+	CHECK(lazy_cascade_calls == N / 2);
 	while ((e = tw_pop_expired(&w)))
 		even += e->id % 2 == 0 && e->expires <= 150 && e->expires > 100;
 	CHECK(even == N / 2);
 	tw_destroy(&w, release_none, NULL);
 	free(ents);
+	return 0;
+}
+
+static bool lazy_cascade_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp,
+			      u64 *expires)
+{
+	(void)stamp;
+	if (e->expires == w->clk) {
+		lazy_calls++;
+		return false;
+	}
+	lazy_cascade_calls++;
+	if (lazy_done[e->id])
+		return false;
+	lazy_done[e->id] = 1;
+	*expires = e->expires + 1000;
+	lazy_rearms++;
+	return true;
+}
+
+/*
+ * A later deadline the hook gives on a cascade places the entry there at
+ * once: it is not moved down a level first, nor due at its old deadline.
+ */
+static int test_lazy_hook_rearms_on_a_cascade(void)
+{
+	enum { N = 63 };
+	struct tw_entry ents[N] = { 0 };
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, right = 0;
+
+	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
+	memset(lazy_done, 0, sizeof(lazy_done));
+	tw_init(&w, 0, &tw_test_key);
+	w.lazy = lazy_cascade_once;
+	/* Deadlines 193 to 255: slot 3 of level 1, cascaded at 192. */
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 193 + i) == 0);
+	}
+	CHECK(advance_all(&w, 191) && lazy_cascade_calls == 0);
+	/* The cascade at 192 re-arms them all, 1000 ticks on. */
+	CHECK(advance_all(&w, 255));
+	CHECK(lazy_cascade_calls == N && lazy_rearms == N && lazy_calls == 0);
+	CHECK(w.nr_expired == 0 && w.nr_live == N && w.bitmap[0] == 0);
+	for (i = 0; i < N; i++)
+		CHECK(ents[i].expires == 1193 + i);
+	/* Asked again on the next cascade, then at the deadline: they expire. */
+	CHECK(advance_all(&w, 1191) && w.nr_expired == 0);
+	CHECK(advance_all(&w, 1255) && w.nr_expired == N && w.nr_live == 0);
+	/*
+	 * Every one was asked on that cascade but the one due at 1216, the
+	 * first tick of its slot of level 1: it comes due from there.
+	 */
+	CHECK(lazy_rearms == N && lazy_calls == N && lazy_cascade_calls == 2 * N - 1);
+	while ((e = tw_pop_expired(&w)))
+		right += e->expires == 1193 + e->id;
+	CHECK(right == N);
+	tw_destroy(&w, release_none, NULL);
 	return 0;
 }
 
@@ -1686,6 +1755,7 @@ static const struct {
 	T(dump_of_empty_wheel_ends_at_once),
 	T(dump_lists_each_steady_id_once_across_resizes),
 	T(lazy_hook_rearms_instead_of_expiring),
+	T(lazy_hook_rearms_on_a_cascade),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(idle_to_moves_the_clock_only_when_nothing_is_due),

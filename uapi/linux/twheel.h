@@ -390,11 +390,16 @@ struct twheel_dump_args {
  * present time on the wheel's clock (clock_gettime(clockid) in the time
  * namespace the wheel was set up in; the vDSO reads it without a system
  * call) into its slot, with an aligned 64-bit store: no system call. The kernel looks at
- * the slot only when the id's deadline comes: if the slot holds a time
+ * the slot when the id's deadline comes: if the slot holds a time
  * later than the moment the id's deadline was last set (by ADD, REFRESH
  * or a previous look), the id is re-armed to that time plus its timeout,
  * rounded up to the tick grid, exactly as a REFRESH at that time would
- * have done; else it expires as any id. Its timeout is that of its last
+ * have done; else it expires as any id. It may look earlier, in the last
+ * eighth of the id's timeout, when its timing wheel moves the id one
+ * level nearer its deadline (a deadline further than 64 ticks away is
+ * kept on a coarser level first): a time found then, not one from the
+ * future, that gives a later deadline re-arms the id as it would have
+ * when the deadline came. Its timeout is that of its last
  * ADD or REFRESH, or the wheel's default if that one carried an absolute
  * deadline. A REFRESH by ioctl works on bound ids too: the later of the
  * two wins.
@@ -404,10 +409,12 @@ struct twheel_dump_args {
  * is no touch; a stamp counts once (the same value found again at a later
  * deadline is no touch), so a slot left holding a time from the future
  * keeps its id alive one timeout more, not forever. A look costs O(1) and
- * re-arms an id at most once per deadline processed. A store is seen if
- * it is visible before the kernel processes the deadline; a later one is
- * not, whatever time it holds (a thread may be preempted between its
- * clock read and its store). The reader can tell from the slot: a stamp
+ * re-arms an id at most once; the kernel looks at an id at most once for
+ * each level the wheel moves it down (five) and once when its deadline
+ * comes. A store is seen if it is visible before the kernel processes
+ * the deadline; a later one is not, whatever time it holds (a thread may
+ * be preempted between its clock read and its store). The reader can
+ * tell from the slot: a stamp
  * later than the event's deadline_ns minus the id's timeout is a touch
  * that came too late to count (one late by less than a tick may not
  * show, as the deadline was rounded up to the grid). Binding an id to a

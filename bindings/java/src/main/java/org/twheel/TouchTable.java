@@ -3,10 +3,10 @@
  * The touch table of a wheel: its slots mapped from the fd as one direct
  * ByteBuffer. Storing the present time on the wheel's clock into the slot
  * an id is bound to refreshes the id, with no system call: the kernel
- * reads the slot only when the id's deadline comes (see "Touch table" in
- * <linux/twheel.h>). Stores are release stores through a VarHandle view
- * of the buffer, so what a thread did before a touch is visible to
- * anyone who sees the touch's effect.
+ * reads the slot when the id's deadline comes, or a level of its wheel
+ * before (see "Touch table" in <linux/twheel.h>). Stores are release
+ * stores through a VarHandle view of the buffer, so what a thread did
+ * before a touch is visible to anyone who sees the touch's effect.
  *
  * The mapping lives as long as the buffer (and any view of it) is
  * reachable, not as long as the wheel is open: a store after close lands
