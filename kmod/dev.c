@@ -253,6 +253,7 @@ static long twheel_ioctl_setup(struct twheel_ctx *ctx,
 		ctx->touch = touch;
 		ctx->cache = twheel_touch_entry_cache;
 		ctx->wheel.lazy = twheel_touch_lazy;
+		twheel_touch_reach(ctx, ctx->default_timeout_ns);
 	}
 	/*
 	 * Publish the settings before the flag: lockless readers acquire it

@@ -81,6 +81,9 @@ struct twheel_user;
  * @ticks_caught_up:	ticks between the one the timer was armed for
  *			and the one processed when it ran late. Published.
  * @touch_rearms:	ids a touch kept alive. Published.
+ * @touch_timeout_max_ns: the longest of the default timeout and those an
+ *			id was armed with, which sets wheel.lazy_ahead
+ *			(twheel_touch_reach()). Under @lock.
  * @lateness_last_ns:	expiry time minus deadline of the earliest event of
  *			the latest chunk that expired any. Published.
  * @lateness_max_ns:	the largest of those. Published.
@@ -114,6 +117,7 @@ struct twheel_ctx {
 	u64 ticks_run;
 	u64 ticks_caught_up;
 	u64 touch_rearms;
+	u64 touch_timeout_max_ns;
 	u64 lateness_last_ns;
 	u64 lateness_max_ns;
 	struct tw_wheel wheel;

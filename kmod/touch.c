@@ -38,6 +38,7 @@
 #include <linux/cred.h>
 #include <linux/gfp.h>
 #include <linux/highmem.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -309,12 +310,29 @@ void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
 	struct twheel_touch_entry *te = twheel_touch_entry(e);
 
 	te->timeout_ns = op->flags & TWHEEL_OPF_ABSTIME ? ctx->default_timeout_ns : timeout;
+	/* Set up with the default timeout's reach: only a timeout of its own may widen it. */
+	if (unlikely(op->flags & TWHEEL_OPF_TIMEOUT) && te->timeout_ns > ctx->touch_timeout_max_ns)
+		twheel_touch_reach(ctx, te->timeout_ns);
 	/* Stamps up to now are no touch; nor what a slot holds at binding. */
 	te->armed_ns = ktime_to_ns(now);
 	if (op->flags & TWHEEL_OPF_TOUCH) {
 		te->slot = op->slot;
 		if (op->slot != TWHEEL_SLOT_NONE)
 			te->seen = twheel_touch_stamp(ctx, op->slot);
+	}
+}
+
+void twheel_touch_reach(struct twheel_ctx *ctx, u64 timeout_ns)
+{
+	/*
+	 * The hook looks on a cascade only in the last eighth of a timeout
+	 * (twheel_touch_lazy()): the core need not call it for moves
+	 * further ahead than the longest timeout's eighth. Only grows, so
+	 * no id's reach is cut.
+	 */
+	if (timeout_ns > ctx->touch_timeout_max_ns) {
+		ctx->touch_timeout_max_ns = timeout_ns;
+		ctx->wheel.lazy_ahead = div64_u64(timeout_ns / 8, ctx->tick_ns);
 	}
 }
 
@@ -325,9 +343,11 @@ void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
  * than its deadline. On a cascade it looks only in the last eighth of
  * the timeout, where an id refreshed at least once a timeout has been
  * touched: a look earlier would mostly find nothing and be made again
- * when the deadline comes. A stamp from the future counts as the
- * present when the deadline comes (on a cascade it is left for then).
- * One load from memory the kernel owns; the value is untrusted.
+ * when the deadline comes (the core does not even call it for moves
+ * beyond the longest timeout's eighth: twheel_touch_armed()). A stamp
+ * from the future counts as the present when the deadline comes (on a
+ * cascade it is left for then). One load from memory the kernel owns;
+ * the value is untrusted.
  */
 bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *expires)
 {

@@ -139,4 +139,11 @@ void twheel_touch_armed(struct twheel_ctx *ctx, struct tw_entry *e,
  */
 bool twheel_touch_lazy(struct tw_wheel *w, struct tw_entry *e, u64 now_ns, u64 *expires);
 
+/*
+ * Widen the wheel's reach on a cascade (tw_wheel.lazy_ahead) to an eighth
+ * of @timeout_ns, if that is wider: the default timeout's at setup, then
+ * each longer timeout an id is armed with. Under ctx->lock.
+ */
+void twheel_touch_reach(struct twheel_ctx *ctx, u64 timeout_ns);
+
 #endif /* TWHEEL_TOUCH_H */

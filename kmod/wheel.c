@@ -49,7 +49,8 @@
  * Lazy re-arms. A caller's hook (tw_wheel.lazy) may re-arm an entry
  * instead of expiring it; it is asked when the entry's deadline comes,
  * and also when a cascade moves the entry, whose deadline is then still
- * ahead: a later one found then places the entry at once where it goes.
+ * ahead, if by no more than the caller's tw_wheel.lazy_ahead ticks: a
+ * later one found then places the entry at once where it goes.
  * So an id whose deadline keeps moving on (touch.c: a touch-bound id
  * touched at least once a timeout) is re-armed before it reaches level
  * 0, without the last moves down and the look when its old deadline
@@ -762,12 +763,14 @@ void tw_init(struct tw_wheel *w, u64 clk, const hsiphash_key_t *key)
 	memset(&w->index, 0, sizeof(w->index));
 	w->index.key = k;
 	w->lazy = NULL;
+	w->lazy_ahead = 0;
 }
 
 void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *arg),
 		void *arg)
 {
 	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
+	u64 lazy_ahead = w->lazy_ahead;
 	struct tw_entry *e, *tmp;
 	struct hlist_node *next;
 	unsigned int l, s, gen;
@@ -787,6 +790,7 @@ void tw_destroy(struct tw_wheel *w, void (*release)(struct tw_entry *e, void *ar
 	tw_init(w, w->clk, &w->index.key);
 	w->index.gen = gen;
 	w->lazy = lazy;
+	w->lazy_ahead = lazy_ahead;
 }
 
 struct tw_entry *tw_lookup(struct tw_wheel *w, u64 id)
@@ -916,11 +920,13 @@ static bool tw_run_slot(struct tw_wheel *w, unsigned int lvl,
 		}
 		e = hlist_entry(head->first, struct tw_entry, slot);
 		/*
-		 * The hook is asked on a cascade too: a later deadline found
-		 * then places the entry once, where it goes, instead of one
-		 * level down now and again when the old deadline comes.
+		 * The hook is asked on a cascade too, within its reach: a
+		 * later deadline found then places the entry once, where it
+		 * goes, instead of one level down now and again when the old
+		 * deadline comes. Further ahead it is not called at all.
 		 */
-		if (w->lazy && w->lazy(w, e, stamp, &expires)) {
+		if (w->lazy && e->expires - w->clk <= w->lazy_ahead &&
+		    w->lazy(w, e, stamp, &expires)) {
 			tw_unlink(w, e);
 			e->expires = tw_clamp(w, expires);
 			tw_link(w, e);

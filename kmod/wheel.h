@@ -105,7 +105,8 @@ struct tw_index {
  * @index:	id -> entry.
  * @lazy:	if set, asked about each entry whose deadline has come,
  *		before it expires, and about each entry a cascade moves
- *		(its deadline still ahead, e->expires after @clk):
+ *		whose deadline is still ahead (e->expires after @clk) by at
+ *		most @lazy_ahead ticks:
  *		returning true with *@expires set re-arms the entry there
  *		instead (as by tw_rearm(): at the earliest the next tick,
  *		and never earlier than asked, however far ahead of the
@@ -113,6 +114,8 @@ struct tw_index {
  *		e->expires or false, so that no entry is due sooner than
  *		its deadline. @stamp is tw_advance()'s. Called with the
  *		caller's lock held; must not touch the wheel.
+ * @lazy_ahead:	see @lazy: 0 (tw_init()'s) asks only at deadlines. The
+ *		caller's, kept by tw_destroy(); may change between calls.
  */
 struct tw_wheel {
 	u64 clk;
@@ -124,6 +127,7 @@ struct tw_wheel {
 	struct list_head expired;
 	struct tw_index index;
 	bool (*lazy)(struct tw_wheel *w, struct tw_entry *e, u64 stamp, u64 *expires);
+	u64 lazy_ahead;
 };
 
 /* Tick @a comes after tick @b, in wrapping order. */

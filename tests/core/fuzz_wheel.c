@@ -21,8 +21,8 @@
  * never early, in nondecreasing deadline order, stamped by the call that
  * expired it), the counters, and tw_next_event() (false iff nothing is
  * live, never before the clock nor after the earliest deadline), the
- * lazy hook (asked at an entry's deadline, and on a cascade before it,
- * at most once a tick),
+ * lazy hook (asked at an entry's deadline, and on a cascade before it
+ * within the wheel's lazy_ahead, at most once a tick),
  * and dumps (every id live from a dump's first step to its last listed
  * exactly once, no id twice, nothing that is not live). Any difference
  * abort()s.
@@ -197,6 +197,7 @@ static bool fuzz_lazy(struct tw_wheel *wh, struct tw_entry *e, u64 stamp, u64 *e
 
 	REQUIRE(wh == &w && k < NK_ALL && m.live[k] == f);
 	REQUIRE(e->expires == m.dl[k] && !tw_after(w.clk, e->expires));
+	REQUIRE(e->expires - w.clk <= w.lazy_ahead);
 	REQUIRE(stamp == m.stamp);
 	REQUIRE(!m.lazy_asked[k] || m.lazy_at[k] != w.clk);
 	m.lazy_at[k] = w.clk;
@@ -693,6 +694,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			m.lazy[k] = get(1) % 4;
 			m.lazy_from_target[k] = m.lazy[k] && get(1) & 1;
 			m.lazy_delta[k] = gen_delta();
+			/* And the hook's reach on a cascade: none, some, all. */
+			w.lazy_ahead = m.lazy_delta[k] % 3 ? m.lazy_delta[k] / 4 : ~0ull;
 			break;
 		case 17:
 			op_dump();

@@ -940,6 +940,7 @@ static int test_lazy_hook_rearms_instead_of_expiring(void)
 	memset(lazy_done, 0, sizeof(lazy_done));
 	tw_init(&w, 0, &tw_test_key);
 	w.lazy = lazy_even_ids_once;
+	w.lazy_ahead = ~0ULL;
 	for (i = 0; i < N; i++) {
 		ents[i].id = i;
 		CHECK(tw_test_add(&w, &ents[i], 1 + i % 50) == 0);
@@ -997,6 +998,7 @@ static int test_lazy_hook_rearms_on_a_cascade(void)
 	memset(lazy_done, 0, sizeof(lazy_done));
 	tw_init(&w, 0, &tw_test_key);
 	w.lazy = lazy_cascade_once;
+	w.lazy_ahead = ~0ULL;
 	/* Deadlines 193 to 255: slot 3 of level 1, cascaded at 192. */
 	for (i = 0; i < N; i++) {
 		ents[i].id = i;
@@ -1020,6 +1022,51 @@ static int test_lazy_hook_rearms_on_a_cascade(void)
 	while ((e = tw_pop_expired(&w)))
 		right += e->expires == 1193 + e->id;
 	CHECK(right == N);
+	tw_destroy(&w, release_none, NULL);
+	return 0;
+}
+
+/*
+ * On a cascade the hook is asked only about entries due within
+ * lazy_ahead ticks of the clock; the rest move down unasked and are
+ * asked at their deadline. A reach of 0 asks only at deadlines.
+ */
+static int test_lazy_hook_asked_on_a_cascade_only_within_its_reach(void)
+{
+	enum { N = 63, AHEAD = 10 };
+	struct tw_entry ents[N] = { 0 };
+	struct tw_wheel w;
+	struct tw_entry *e;
+	unsigned int i, right = 0;
+
+	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
+	memset(lazy_done, 0, sizeof(lazy_done));
+	tw_init(&w, 0, &tw_test_key);
+	CHECK(w.lazy_ahead == 0);
+	w.lazy = lazy_cascade_once;
+	w.lazy_ahead = AHEAD;
+	/* Deadlines 193 to 255, 1 to 63 ticks past the cascade at 192. */
+	for (i = 0; i < N; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(&w, &ents[i], 193 + i) == 0);
+	}
+	CHECK(advance_all(&w, 255));
+	/* Those due by 202 were asked and re-armed; the rest expired. */
+	CHECK(lazy_cascade_calls == AHEAD && lazy_rearms == AHEAD);
+	CHECK(lazy_calls == N - AHEAD && w.nr_expired == N - AHEAD && w.nr_live == AHEAD);
+	for (i = 0; i < N; i++)
+		CHECK(ents[i].expires == (i < AHEAD ? 1193 + i : 193 + i));
+	while ((e = tw_pop_expired(&w)))
+		right += e->id >= AHEAD && e->expires == 193 + e->id;
+	CHECK(right == N - AHEAD);
+	/* With no reach, the re-armed ones are asked only when due. */
+	w.lazy_ahead = 0;
+	CHECK(advance_all(&w, 1300) && w.nr_expired == AHEAD && w.nr_live == 0);
+	CHECK(lazy_cascade_calls == AHEAD && lazy_calls == N);
+	/* tw_destroy() keeps the caller's reach, as it keeps the hook. */
+	w.lazy_ahead = AHEAD;
+	tw_destroy(&w, release_none, NULL);
+	CHECK(w.lazy == lazy_cascade_once && w.lazy_ahead == AHEAD);
 	tw_destroy(&w, release_none, NULL);
 	return 0;
 }
@@ -1756,6 +1803,7 @@ static const struct {
 	T(dump_lists_each_steady_id_once_across_resizes),
 	T(lazy_hook_rearms_instead_of_expiring),
 	T(lazy_hook_rearms_on_a_cascade),
+	T(lazy_hook_asked_on_a_cascade_only_within_its_reach),
 	T(destroy_releases_every_entry_once),
 	T(alloc_failure_leaves_wheel_consistent),
 	T(idle_to_moves_the_clock_only_when_nothing_is_due),
