@@ -19,6 +19,11 @@
  *			for the index shrink
  *	shrink		the shrunk index takes the old table over and frees
  *			it, 64 buckets per operation (a batch of queries)
+ *	touch		1M ids bound to a touch table's slots, due on the
+ *			same tick and all touched: the wheel looks at each
+ *			when the cascade brings them down a level, 32
+ *			ticks before their deadline, and re-arms all 1M,
+ *			in the driver's poll(2); nothing expires
  *	grow		adds across the largest index growth of a wheel
  *			filled to the close size (2^22 -> 2^23 buckets at
  *			16M ids), until the old table is freed
@@ -155,10 +160,10 @@ static void window_close(struct window *win)
 	gap_close(watch, 1, &win->gap);
 }
 
-enum { P_BASELINE, P_BATCH, P_EXPIRE, P_READ, P_SHRINK, P_GROW, P_CLOSE, NR_PATHS };
+enum { P_BASELINE, P_BATCH, P_EXPIRE, P_READ, P_SHRINK, P_TOUCH, P_GROW, P_CLOSE, NR_PATHS };
 
 static const char *const path_name[NR_PATHS] = {
-	"baseline", "batch", "expire", "read", "shrink", "grow", "close",
+	"baseline", "batch", "expire", "read", "shrink", "touch", "grow", "close",
 };
 
 /* The best attempt of each path: the one with the smallest figure. */
@@ -433,6 +438,104 @@ out:
 	return one_tick;
 }
 
+/*
+ * touch, on a wheel with a table of @n slots: @n ids bound one to a slot,
+ * all due on one tick (@margin times the batch path's length away, plus
+ * 3 s), every slot stamped once they are in. Whether all @n were re-armed
+ * by their touch, none expiring.
+ */
+static int path_touch(uint64_t n, unsigned int margin)
+{
+	struct twheel_setup_args sa = {
+		.tick_ns = 10 * NSEC_PER_MSEC,
+		.default_timeout_ns = 3600 * NSEC_PER_SEC,
+		.clockid = CLOCK_MONOTONIC,
+		.flags = TWHEEL_SETUPF_TOUCH,
+		.touch_slots = n,
+	};
+	struct twheel_op *ops = malloc(n * sizeof(*ops));
+	struct twheel_touch table = { 0 };
+	uint64_t deadline, now, setup_at, i, run_ns = 64 * sa.tick_ns;
+	long long rearms = 0, waiting = 0;
+	struct window win;
+	int fd, ret, all = 0;
+	long r;
+
+	check(ops != NULL, "memory for %llu ops", (unsigned long long)n);
+	if (!ops)
+		return 0;
+	fd = twheel_open(O_CLOEXEC);
+	setup_at = mono_ns();
+	ret = fd < 0 ? fd : twheel_setup_params(fd, &sa);
+	if (!ret)
+		ret = twheel_touch_map(fd, n, CLOCK_MONOTONIC, &table);
+	check(!ret, "a wheel with a touch table of %llu slots: %s", (unsigned long long)n,
+	      strerror(-ret));
+	if (ret)
+		goto out;
+	/*
+	 * The wheel's tick 0 is its setup: a deadline half a 64-tick run
+	 * into a run of ticks comes down from level 1 when that run begins,
+	 * about 32 ticks before it, where the looks are made.
+	 */
+	deadline = mono_ns() + margin * paths[P_BATCH].best.wall_ns + 3 * NSEC_PER_SEC;
+	deadline = setup_at + ((deadline - setup_at) / run_ns + 1) * run_ns + run_ns / 2;
+	for (i = 0; i < n; i++) {
+		twheel_prep_add_at(&ops[i], id_of(i), deadline);
+		twheel_prep_bind(&ops[i], i);
+	}
+	r = twheel_batch(fd, ops, n);
+	for (i = 0; r == (long)n && i < n; i++)
+		if (ops[i].result)
+			r = ops[i].result;
+	check(r == (long)n, "batch of %llu bound adds: %ld", (unsigned long long)n, r);
+	if (r != (long)n)
+		goto out;
+	/* Later than every add: each slot's stamp is a touch. */
+	now = mono_ns();
+	for (i = 0; i < n; i++)
+		twheel_touch_at(&table, i, now);
+	if (now > deadline)
+		ksft_print_msg("touch: the batch ended %.1f s after the deadline\n",
+			       (now - deadline) / 1e9);
+
+	/*
+	 * As for expire: this thread's poll(2) does the work, woken by the
+	 * timer. Nothing becomes readable when every id is re-armed: the
+	 * count is looked at every 20 ms.
+	 */
+	window_open(&win);
+	while (mono_ns() < deadline + 600 * NSEC_PER_SEC) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		rearms = fdinfo_get(fd, "touch_rearms");
+		waiting = fdinfo_get(fd, "events_waiting");
+		if (rearms + waiting >= (long long)n || rearms < 0 || waiting < 0)
+			break;
+		poll(&p, 1, 20);
+	}
+	now = mono_ns();
+	window_close(&win);
+	check(rearms == (long long)n && waiting == 0,
+	      "touch: %lld of %llu touched ids re-armed, %lld expired", rearms,
+	      (unsigned long long)n, waiting);
+	record(P_TOUCH, n, &win, win.cpu_ns);
+	/*
+	 * The looks begin at the cascade and share the CPU with the busy
+	 * thread: they end about twice their CPU time after it.
+	 */
+	ksft_print_msg("touch: all re-armed %.3f s after the deadline's cascade (its tick %.2f s before the deadline), in this thread's poll(2), woken by the timer\n",
+		       ((int64_t)(now - (deadline - run_ns / 2))) / 1e9, run_ns / 2 / 1e9);
+	all = rearms == (long long)n && waiting == 0;
+out:
+	if (table.slots)
+		twheel_touch_unmap(&table);
+	if (fd >= 0)
+		close(fd);
+	free(ops);
+	return all;
+}
+
 /* grow and close, on one wheel filled to @n ids; whether the memory came back. */
 static int paths_close(uint64_t n)
 {
@@ -516,7 +619,7 @@ static int paths_close(uint64_t n)
 int main(int argc, char **argv)
 {
 	uint64_t n = 1 << 20, n_close = 1 << 24, avail;
-	int cpus[1] = { 0 }, online, attempt, mem_back = 0, p, one_tick = 0;
+	int cpus[1] = { 0 }, online, attempt, mem_back = 0, p, one_tick = 0, touched = 0;
 	unsigned int margin;
 
 	debug = debug_kernel();
@@ -539,11 +642,11 @@ int main(int argc, char **argv)
 		restore();
 		ksft_exit_skip("cannot take CPUs offline: run in a 1-CPU guest (vm/run.sh --cpus 1)\n");
 	}
-	if (entry_limits_raise(n + n_close + 65536))
+	if (entry_limits_raise(2 * n + n_close + 65536))
 		ksft_exit_skip("cannot raise the module's entry limits\n");
 	if (gap_start(watch, cpus, 1))
 		ksft_exit_skip("cannot start the watcher thread\n");
-	ksft_set_plan(n_close ? 9 : 6);
+	ksft_set_plan(n_close ? 10 : 7);
 	ksft_print_msg("1-CPU guest; a path fails if it keeps the busy thread, runnable, out for over %llu ms (or 3 times the worst baseline, if the host steals more) in each of its attempts\n",
 		       LIMIT_NS / NSEC_PER_MSEC);
 	ksft_print_msg("a gap: the busy thread did not run; its runq part: it waited runnable while the guest ran another task (slices of a few 4 ms ticks are normal); the rest: interrupts or the host not running the vCPU (none under QEMU -icount, where guest time counts instructions)\n");
@@ -569,6 +672,13 @@ int main(int argc, char **argv)
 			margin *= 3;
 	}
 	check(one_tick, "1M ids due on one tick: the batch outlasted their deadline in every attempt");
+	for (attempt = 0; attempt < 3; attempt++) {
+		if (attempt && touched && !path_over(P_TOUCH))
+			break;
+		touched = path_touch(n, margin);
+		if (!touched)
+			margin *= 3;
+	}
 	for (attempt = 0; n_close && attempt < 2; attempt++) {
 		if (attempt && !path_over(P_GROW) && !path_over(P_CLOSE))
 			break;
