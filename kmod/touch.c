@@ -344,7 +344,7 @@ void twheel_touch_reach(struct twheel_ctx *ctx, u64 timeout_ns)
  * the timeout, where an id refreshed at least once a timeout has been
  * touched: a look earlier would mostly find nothing and be made again
  * when the deadline comes (the core does not even call it for moves
- * beyond the longest timeout's eighth: twheel_touch_armed()). A stamp
+ * beyond the longest timeout's eighth: twheel_touch_reach()). A stamp
  * from the future counts as the present when the deadline comes (on a
  * cascade it is left for then). One load from memory the kernel owns;
  * the value is untrusted.
