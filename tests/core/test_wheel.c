@@ -983,6 +983,30 @@ static bool lazy_cascade_once(struct tw_wheel *w, struct tw_entry *e, u64 stamp,
 }
 
 /*
+ * lazy_cascade_begin() - the counters reset, and @w a new wheel with
+ * lazy_cascade_once() as its hook and @ahead as its reach, holding @n
+ * entries 0..@n-1 due at 193 + their id: slot 3 of level 1, 1 to 63
+ * ticks past its cascade at 192.
+ */
+static int lazy_cascade_begin(struct tw_wheel *w, struct tw_entry *ents, unsigned int n,
+			      u64 ahead)
+{
+	unsigned int i;
+
+	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
+	memset(lazy_done, 0, sizeof(lazy_done));
+	tw_init(w, 0, &tw_test_key);
+	CHECK(w->lazy_ahead == 0);
+	w->lazy = lazy_cascade_once;
+	w->lazy_ahead = ahead;
+	for (i = 0; i < n; i++) {
+		ents[i].id = i;
+		CHECK(tw_test_add(w, &ents[i], 193 + i) == 0);
+	}
+	return 0;
+}
+
+/*
  * A later deadline the hook gives on a cascade places the entry there at
  * once: it is not moved down a level first, nor due at its old deadline.
  */
@@ -994,16 +1018,8 @@ static int test_lazy_hook_rearms_on_a_cascade(void)
 	struct tw_entry *e;
 	unsigned int i, right = 0;
 
-	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
-	memset(lazy_done, 0, sizeof(lazy_done));
-	tw_init(&w, 0, &tw_test_key);
-	w.lazy = lazy_cascade_once;
-	w.lazy_ahead = ~0ULL;
-	/* Deadlines 193 to 255: slot 3 of level 1, cascaded at 192. */
-	for (i = 0; i < N; i++) {
-		ents[i].id = i;
-		CHECK(tw_test_add(&w, &ents[i], 193 + i) == 0);
-	}
+	/* Every entry within reach. */
+	CHECK(lazy_cascade_begin(&w, ents, N, ~0ULL) == 0);
 	CHECK(advance_all(&w, 191) && lazy_cascade_calls == 0);
 	/* The cascade at 192 re-arms them all, 1000 ticks on. */
 	CHECK(advance_all(&w, 255));
@@ -1039,17 +1055,7 @@ static int test_lazy_hook_asked_on_a_cascade_only_within_its_reach(void)
 	struct tw_entry *e;
 	unsigned int i, right = 0;
 
-	lazy_calls = lazy_cascade_calls = lazy_rearms = 0;
-	memset(lazy_done, 0, sizeof(lazy_done));
-	tw_init(&w, 0, &tw_test_key);
-	CHECK(w.lazy_ahead == 0);
-	w.lazy = lazy_cascade_once;
-	w.lazy_ahead = AHEAD;
-	/* Deadlines 193 to 255, 1 to 63 ticks past the cascade at 192. */
-	for (i = 0; i < N; i++) {
-		ents[i].id = i;
-		CHECK(tw_test_add(&w, &ents[i], 193 + i) == 0);
-	}
+	CHECK(lazy_cascade_begin(&w, ents, N, AHEAD) == 0);
 	CHECK(advance_all(&w, 255));
 	/* Those due by 202 were asked and re-armed; the rest expired. */
 	CHECK(lazy_cascade_calls == AHEAD && lazy_rearms == AHEAD);
