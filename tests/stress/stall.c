@@ -301,6 +301,20 @@ static long fill(int fd, struct twheel_op *ops, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/*
+ * @r, what a batch of @n @ops returned, or the first op's error if the
+ * batch took them all.
+ */
+static long first_error(const struct twheel_op *ops, uint64_t n, long r)
+{
+	uint64_t i;
+
+	for (i = 0; r == (long)n && i < n; i++)
+		if (ops[i].result)
+			r = ops[i].result;
+	return r;
+}
+
 static void path_baseline(void)
 {
 	struct window win;
@@ -362,9 +376,7 @@ static int paths_million(uint64_t n, unsigned int margin)
 	window_open(&win);
 	r = twheel_batch(fd, ops, n);
 	window_close(&win);
-	for (i = 0; r == (long)n && i < n; i++)
-		if (ops[i].result)
-			r = ops[i].result;
+	r = first_error(ops, n, r);
 	check(r == (long)n, "batch of %llu adds: %ld", (unsigned long long)n, r);
 	if (r != (long)n)
 		goto out;
@@ -484,10 +496,7 @@ static int path_touch(uint64_t n, unsigned int margin)
 		twheel_prep_add_at(&ops[i], id_of(i), deadline);
 		twheel_prep_bind(&ops[i], i);
 	}
-	r = twheel_batch(fd, ops, n);
-	for (i = 0; r == (long)n && i < n; i++)
-		if (ops[i].result)
-			r = ops[i].result;
+	r = first_error(ops, n, twheel_batch(fd, ops, n));
 	check(r == (long)n, "batch of %llu bound adds: %ld", (unsigned long long)n, r);
 	if (r != (long)n)
 		goto out;
