@@ -37,6 +37,8 @@ doc=${REPORT_DOC:-$top/docs/bench-scenarios.md}
 template=${REPORT_TEMPLATE:-$here/doc.md.in}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# kv(), med() and label(), for the awk programs below.
+fields=$(cat "$here/fields.awk")
 
 : >"$tmp/runs"
 for f in $(echo "$results" | tr ',' ' '); do
@@ -52,31 +54,12 @@ grep -q '^scenario-run:' "$tmp/runs" || { echo "report.sh: no scenario rows in $
 # Per scenario and precision: the table of its ways (medians of their runs,
 # the spread of CPU, what went wrong in any run), the verdicts of rows.awk
 # and the issue's goals; the headline of the verdicts.
-awk -v tmp="$tmp" '
+awk -v tmp="$tmp" "$fields"'
 function human(ns) {
 	if (ns == "-") return "-"
 	return (ns >= 10000 || ns <= -10000) ? sprintf("%.1f µs", ns / 1000) : sprintf("%d ns", ns)
 }
-# The KEY=VALUE fields of the line into v[], numbers as numbers.
-function kv(    i, eq, x) {
-	delete v
-	for (i = 2; i <= NF; i++) {
-		eq = index($i, "=")
-		if (!eq) continue
-		x = substr($i, eq + 1)
-		v[substr($i, 1, eq - 1)] = x ~ /^-?[0-9]+(\.[0-9]+)?$/ ? x + 0 : x
-	}
-}
 function add(k, name, n) { if (n + 0 > worst[k, name] + 0) worst[k, name] = n }
-function label(p) { return p == "1s" ? "1 s" : p == "10ms" ? "10 ms" : p }
-# Median of the space-separated numbers of s.
-function med(s,    n, a, i, j, t) {
-	n = split(s, a, " ")
-	if (!n) return 0
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
 /^scenario-run:/ {
 	kv()
 	k = v["name"] SUBSEP v["precision"] SUBSEP v["way"]
@@ -217,24 +200,7 @@ END {
 # kernel threads beside it, and what its binding adds to the C way of
 # the same semantics (the same system calls, so the difference is the
 # binding and its runtime: the user work).
-awk -v tmp="$tmp" '
-function kv(    i, eq, x) {
-	delete v
-	for (i = 2; i <= NF; i++) {
-		eq = index($i, "=")
-		if (!eq) continue
-		x = substr($i, eq + 1)
-		v[substr($i, 1, eq - 1)] = x ~ /^-?[0-9]+(\.[0-9]+)?$/ ? x + 0 : x
-	}
-}
-function med(s,    n, a, i, j, t) {
-	n = split(s, a, " ")
-	if (!n) return ""
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-function label(p) { return p == "1s" ? "1 s" : p == "10ms" ? "10 ms" : p }
+awk -v tmp="$tmp" "$fields"'
 /^scenario-run:/ {
 	kv()
 	if (v["way"] !~ /twheel/ || v["failed"] == 1 || v["refreshes"] + 0 <= 0 || v["window_s"] + 0 <= 0) next

@@ -23,13 +23,15 @@
 # where a side has no such row, or the native figure is not above 0.
 # Busybox awk runs it: nothing beyond POSIX awk.
 
-function median(s,    n, a, i, j, t) {
+# The median of the space-separated numbers of s; their least and most
+# into spread["lo"] and spread["hi"].
+function median(s, spread,    n, a, i, j, t) {
 	n = split(s, a, " ")
 	for (i = 2; i <= n; i++)
 		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
 			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
 		}
-	lo = a[1]; hi = a[n]
+	spread["lo"] = a[1]; spread["hi"] = a[n]
 	if (n % 2)
 		return a[(n + 1) / 2] + 0
 	return (a[n / 2] + a[n / 2 + 1]) / 2
@@ -76,10 +78,10 @@ END {
 			       "bytes_per_id=- p99_ms=- wrong=- behind=-\n", f[1], f[2], f[3]
 			continue
 		}
-		cpu[k] = median(cpus[k])
-		mn = lo; mx = hi
-		mem[k] = median(mems[k])
-		p99 = median(p99s[k])
+		cpu[k] = median(cpus[k], spread)
+		mn = spread["lo"]; mx = spread["hi"]
+		mem[k] = median(mems[k], spread)
+		p99 = median(p99s[k], spread)
 		printf "scenario: name=%s precision=%s way=%s runs=%d cpu_ns_per_refresh=%.0f min=%.0f max=%.0f " \
 		       "bytes_per_id=%.0f p99_ms=%.2f wrong=%d behind=%d\n", f[1], f[2], f[3], runs[k],
 		       cpu[k], mn, mx, mem[k], p99, wrong[k], behind[k]
