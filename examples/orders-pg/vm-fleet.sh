@@ -31,6 +31,7 @@ pgbin=/usr/lib/postgresql/15/bin
 data=/tmp/fleet-pg
 log=/tmp/fleet
 hosts="h1 h2 h3"
+nhosts=$(echo "$hosts" | wc -w)
 
 say() { echo "# fleet: $*"; }
 fail() { echo "not ok 1 fleet: $*"; echo "fleet: failed=\"$*\""; cleanup; exit 1; }
@@ -48,7 +49,7 @@ secs() { case $1 in *ms) awk -v m="${1%ms}" 'BEGIN { print m / 1000 }' ;; *s) ec
 # a tick on average, the precision of the wheel's tick.
 poll_ms() {
 	_t=$(awk -v t="$(secs "$tick")" 'BEGIN { printf "%d", t * 1000 }')
-	case $1 in polling-equal) echo $((_t * $(echo "$hosts" | wc -w))) ;; *) echo "$_t" ;; esac
+	case $1 in polling-equal) echo $((_t * nhosts)) ;; *) echo "$_t" ;; esac
 }
 
 cleanup() {
@@ -174,15 +175,22 @@ run() {
 		for h in $hosts; do start "$way" "$h"; done
 	fi
 	if [ "$way" = twheel ]; then
-		# Every shard held, and the instances at their fair shares (the
-		# first to start took them all, and gives one back a round),
-		# before the load starts.
+		# Every shard held and none above its instance's fair share
+		# (shards / instances, rounded up) before the load starts: the
+		# fixpoint of the lease rounds, where nobody gives back and
+		# nothing is free to take (the first to start took them all,
+		# and gives one back a round). 22, 22 and 20 is one.
+		share=$(((64 + nhosts - 1) / nhosts)) since=$(date +%s) settled=f
 		for _ in $(seq 120); do
-			[ "$(query "SELECT count(*) = 64 AND count(DISTINCT owner) = 3 AND
-				(SELECT max(n) - min(n) FROM (SELECT count(*) AS n FROM leases GROUP BY owner) t) <= 1
-				FROM leases WHERE expires > clock_timestamp()")" = t ] && break
+			settled=$(query "SELECT count(*) = 64 AND count(DISTINCT owner) = $nhosts AND
+				(SELECT max(n) FROM (SELECT count(*) AS n FROM leases GROUP BY owner) t) <= $share
+				FROM leases WHERE expires > clock_timestamp()")
+			[ "$settled" = t ] && break
 			sleep 1
 		done
+		say "shares $(query "SELECT string_agg(n::text, ' ' ORDER BY n DESC) FROM (SELECT count(*) AS n
+			FROM leases WHERE expires > clock_timestamp() GROUP BY owner) t") after $(($(date +%s) - since)) s$(
+			[ "$settled" = t ] || echo ", not settled")"
 	fi
 	psql_db "SELECT pg_stat_statements_reset()" shop
 	pg_ticks >"$log-ticks0"
