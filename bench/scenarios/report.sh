@@ -147,7 +147,8 @@ END {
 				} else {
 					goal = "≤ 0.5x (CPU, bytes)"
 					if (vc[s, p, l] == "-") met = "no verdict"
-					else met = (vc[s, p, l] <= 0.5 && vb[s, p, l] <= 0.5) ? "yes" : "no"
+					# From the medians, not the ratios rounded to two places.
+					else met = (2 * cpu[kt] <= cpu[kn] && 2 * mem[kt] <= mem[kn]) ? "yes" : "no"
 				}
 				pp = (t != "none" && n != "none") ? sprintf("%.2f / %.2f", p99[kt], p99[kn]) : "-"
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, t, n,
