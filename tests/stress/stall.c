@@ -282,25 +282,6 @@ static void ops_fill(struct twheel_op *ops, uint64_t first, uint32_t n, uint32_t
 		op_init(&ops[i], code, id_of(first + i), flags, t);
 }
 
-/* Add ids [@from, @to) in batches; 0 or the first failure. */
-static long fill(int fd, struct twheel_op *ops, uint64_t from, uint64_t to)
-{
-	while (from < to) {
-		uint32_t n = to - from < FILL_BATCH ? to - from : FILL_BATCH, i;
-		long r;
-
-		ops_fill(ops, from, n, TWHEEL_OP_ADD, TWHEEL_OPF_TIMEOUT, 3600 * NSEC_PER_SEC);
-		r = twheel_batch(fd, ops, n);
-		if (r != n)
-			return r < 0 ? r : -EINTR;
-		for (i = 0; i < n; i++)
-			if (ops[i].result)
-				return ops[i].result;
-		from += n;
-	}
-	return 0;
-}
-
 /*
  * @r, what a batch of @n @ops returned, or the first op's error if the
  * batch took them all.
@@ -313,6 +294,22 @@ static long first_error(const struct twheel_op *ops, uint64_t n, long r)
 		if (ops[i].result)
 			r = ops[i].result;
 	return r;
+}
+
+/* Add ids [@from, @to) in batches; 0 or the first failure. */
+static long fill(int fd, struct twheel_op *ops, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		uint32_t n = to - from < FILL_BATCH ? to - from : FILL_BATCH;
+		long r;
+
+		ops_fill(ops, from, n, TWHEEL_OP_ADD, TWHEEL_OPF_TIMEOUT, 3600 * NSEC_PER_SEC);
+		r = first_error(ops, n, twheel_batch(fd, ops, n));
+		if (r != n)
+			return r < 0 ? r : -EINTR;
+		from += n;
+	}
+	return 0;
 }
 
 static void path_baseline(void)
