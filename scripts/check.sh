@@ -20,6 +20,11 @@
 #     the litmus tests of the module's lockless patterns (litmus/*.litmus),
 #     each answer the one its "Result:" expects, and one line
 #       lkmm: tests=N allowed_as_expected=N
+#     Stages 2 and 3, and the Debian packages of stage 4, run in the
+#     background, one after another, beside the builds of stages 4 and
+#     6, which mostly keep one core busy; their tests are counted, and
+#     their times printed, in a stage of their own once stage 6 is
+#     done, before stage 5 and the VMs.
 #  4. packages: the README's library example compiled as it stands
 #     (tests/readme-example.sh), the examples built, the Debian packages
 #     built and checked by lintian (scripts/build-debs.sh), and for
@@ -299,61 +304,56 @@ bg_pid=$!
 set +m
 trap 'kill -- -$bg_pid 2>/dev/null || true' EXIT
 
-stage "host tests (tests/core, the scenario judge)"
-rc=0
-progress_log=$out/host.log
-run_progress "host tests" progress_tap make -C "$top/tests/core" test >"$out/host.log" 2>&1 || rc=$?
-count_tap host "$out/host.log"
-if [ "$tap_lines" = 0 ]; then
-	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
-elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
-	fail "host: tests/core exited $rc (see $out/host.log)"
-fi
-# The scenario benchmark's judge of expiries: what its "wrong" counts.
-rc=0
-make -C "$top/bench/scenarios" judge-test >"$out/judge.log" 2>&1 || rc=$?
-count_tap judge "$out/judge.log"
-if [ "$tap_lines" = 0 ]; then
-	fail "judge: bench/scenarios judge-test printed no TAP (exit $rc, see $out/judge.log)"
-elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
-	fail "judge: bench/scenarios judge-test exited $rc (see $out/judge.log)"
-fi
-echo "host: $passed passed, $failed failed, $skipped skipped"
-stage_done
+# For each other architecture of a kernel line checked, its packages
+# (libtwheel1, libtwheel-dev, twheel-tools; twheel-dkms is arch all),
+# cross-built in the Debian 12 chroot (scripts/build-debs.sh --arch).
+deb_arches=''
+for k in $kernels; do
+	a=$(kernel_arch "$k")
+	[ "$a" = amd64 ] || in_list "$a" "$deb_arches" || deb_arches="$deb_arches $a"
+done
 
-stage "style (checkpatch --strict, make style)"
-p0=$passed f0=$failed
-rc=0
-"$top/scripts/style.sh" >"$out/style.log" 2>&1 || rc=$?
-count_tap style "$out/style.log"
-[ "$tap_lines" = 0 ] && fail "style: scripts/style.sh printed no TAP (exit $rc, see $out/style.log)"
-grep '^#' "$out/style.log" | grep -v '^# total:' || true
-echo "style: $((passed - p0)) passed, $((failed - f0)) failed"
-stage_done
+# The checks that need nothing the VMs need (stages 2 and 3, and the
+# Debian packages of stage 4), in the background, one after another,
+# beside the builds of stages 4 and 6, which mostly keep one core busy:
+# each writes its log, its exit status (LOG.rc) and its wall and CPU
+# time (host-only-times); they are counted once those builds are done,
+# before the server VM and the VMs, in the stage "host tests, style,
+# memory model, Debian packages".
+host_only_step() {
+	local name=$1 log=$2 s c rc=0
+	shift 2
+	s=$(date +%s) c=$cpu
+	"$@" >"$log" 2>&1 || rc=$?
+	echo "$rc" >"$log.rc"
+	cpu_now
+	printf '%5d s  %5d s CPU  %s (beside the builds)\n' \
+		$(( $(date +%s) - s )) $((cpu - c)) "$name" >>"$out/host-only-times"
+}
+host_only() {
+	host_only_step "host tests (tests/core)" "$out/host.log" make -C "$top/tests/core" test
+	host_only_step "the scenario judge (bench/scenarios judge-test)" "$out/judge.log" \
+		make -C "$top/bench/scenarios" judge-test
+	host_only_step "style (scripts/style.sh)" "$out/style.log" "$top/scripts/style.sh"
+	host_only_step "memory model (litmus/run.sh)" "$out/lkmm.log" "$top/litmus/run.sh"
+	host_only_step "Debian packages (scripts/build-debs.sh)" "$out/deb.log" debs
+	for a in $deb_arches; do
+		host_only_step "Debian packages for $a (scripts/build-debs.sh --arch $a)" "$out/deb-$a.log" \
+			"$top/scripts/build-debs.sh" --arch "$a" "$out/deb-$a"
+	done
+}
+# The Debian packages: their build dependencies installed, then built.
+debs() { "$top/scripts/setup.sh" deb && "$top/scripts/build-debs.sh" "$out/deb"; }
+: >"$out/host-only-times"
+rm -f "$out"/*.log.rc
+set -m
+cpu=0
+host_only >/dev/null 2>&1 </dev/null &
+host_pid=$!
+set +m
+trap 'kill -- -$bg_pid -$host_pid 2>/dev/null || true' EXIT
 
-# The litmus tests of the module's lockless patterns against the kernel's
-# memory model (litmus/run.sh: herd7 in the sid chroot): each answer
-# herd7 gives that is not the one the test expects is a failure.
-stage "memory model (herd7 over litmus/)"
-rc=0
-lkmm_line=''
-"$top/litmus/run.sh" >"$out/lkmm.log" 2>&1 || rc=$?
-while IFS= read -r line; do
-	case $line in
-	*' ok') pass ;;
-	*) fail "$line" ;;
-	esac
-done < <(grep -E '^lkmm: test=' "$out/lkmm.log" || true)
-lkmm_line=$(grep -E '^lkmm: tests=' "$out/lkmm.log" || true)
-if [ -z "$lkmm_line" ]; then
-	tail -n 10 "$out/lkmm.log"
-	fail "lkmm: litmus/run.sh printed no summary (exit $rc, see $out/lkmm.log)"
-else
-	echo "$lkmm_line"
-fi
-stage_done
-
-stage "README example, examples, Debian packages (host)"
+stage "README example, examples (host)"
 p0=$passed f0=$failed s0=$skipped
 rc=0
 { make -C "$top" lib && "$top/tests/readme-example.sh"; } >"$out/readme.log" 2>&1 || rc=$?
@@ -370,87 +370,9 @@ for k in $kernels; do
 	expect "examples: the fleet's VM files for $k (see $out/fleet-$k.log)" \
 		make -C "$top/examples/orders-pg" vm-files KERNEL="$k" DIR="$out/fleet-$k/orders-pg" >"$out/fleet-$k.log" 2>&1
 done
-# dpkg-buildpackage, then lintian: its errors fail the build.
-if "$top/scripts/setup.sh" deb >"$out/deb.log" 2>&1 &&
-	"$top/scripts/build-debs.sh" "$out/deb" >>"$out/deb.log" 2>&1; then
-	pass
-	n=0
-	for p in twheel-dkms libtwheel1 libtwheel-dev twheel-tools; do
-		ls "$out/deb/${p}_"*.deb >/dev/null 2>&1 && n=$((n + 1))
-	done
-	expect "deb: the four packages (twheel-dkms, libtwheel1, libtwheel-dev, twheel-tools; $n built)" [ "$n" = 4 ]
-	n=$(grep -c '^W: ' "$out/deb.log") || true
-	expect "deb: lintian has no warnings ($n, see $out/deb.log)" [ "$n" = 0 ]
-else
-	tail -n 20 "$out/deb.log"
-	fail "deb: packages build and lintian has no errors (see $out/deb.log)"
-fi
-# For each other architecture of a kernel line checked, its packages
-# (libtwheel1, libtwheel-dev, twheel-tools; twheel-dkms is arch all),
-# cross-built in the Debian 12 chroot (scripts/build-debs.sh --arch).
-deb_arches=''
-for k in $kernels; do
-	a=$(kernel_arch "$k")
-	[ "$a" = amd64 ] || in_list "$a" "$deb_arches" || deb_arches="$deb_arches $a"
-done
-for a in $deb_arches; do
-	if "$top/scripts/build-debs.sh" --arch "$a" "$out/deb-$a" >"$out/deb-$a.log" 2>&1; then
-		pass
-		n=0
-		for p in libtwheel1 libtwheel-dev twheel-tools; do
-			ls "$out/deb-$a/${p}_"*"_$a.deb" >/dev/null 2>&1 && n=$((n + 1))
-		done
-		expect "deb ($a): the three packages (libtwheel1, libtwheel-dev, twheel-tools; $n built)" [ "$n" = 3 ]
-		w=$(grep -c '^W: ' "$out/deb-$a.log") || true
-		expect "deb ($a): lintian has no warnings ($w, see $out/deb-$a.log)" [ "$w" = 0 ]
-		echo "deb: arch=$a packages=$n $(sed -n 's/^make deb: \([0-9]*\) ELF files, all .*/elf_files=\1/p' "$out/deb-$a.log") lintian_warnings=$w"
-	else
-		tail -n 20 "$out/deb-$a.log"
-		fail "deb ($a): packages cross-build, their ELF files are $a's and lintian has no errors (see $out/deb-$a.log)"
-	fi
-done
+echo "examples: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
 stage_done
 
-# The server test (make server-test: the packages installed, rebooted,
-# upgraded to another kernel and removed on a Debian 12 server VM under
-# systemd) runs when its image is in the cache: building the image takes
-# 50 min, more than CI's budget, so a machine without it reports one
-# skipped test. TWHEEL_SERVER=no skips it on a machine that has it.
-stage "server VM (Debian 12, systemd, DKMS), if its image is cached"
-rc=0
-if [ "${TWHEEL_SERVER:-yes}" = no ]; then
-	echo "server: skipped (TWHEEL_SERVER=no)"
-	skip
-elif ! ls "$out/deb"/twheel-dkms_*.deb >/dev/null 2>&1; then
-	fail "server: no packages to install (the deb stage failed)"
-else
-	# The bindings as its users install them, only for a run that happens.
-	if "$top/tests/server/build-image.sh" --cached >/dev/null; then
-		"$top/tests/server/langs.sh" "$out/server-langs" >"$out/server-langs.log" 2>&1 ||
-			echo "server: the bindings did not build (see $out/server-langs.log)"
-	fi
-	run_progress "server VM" progress_server \
-		"$top/tests/server/run.sh" --if-cached --debs "$out/deb" --langs "$out/server-langs" \
-		--out "$out/server" >"$out/server.log" 2>&1 || rc=$?
-	if [ "$rc" = 4 ]; then
-		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
-		skip
-	else
-		grep -E '^server: |^idle-server: conns=|^orders: total=|^restart: ids=' "$out/server.log" || true
-		while IFS= read -r line; do
-			case $line in
-			*' ok'|*' ok '*) pass ;;
-			*) fail "$line" ;;
-			esac
-		done < <(grep -E '^server: [^ ]+ (ok|FAIL)' "$out/server.log" || true)
-		grep -qE '^server: [^ ]+ (ok|FAIL)' "$out/server.log" ||
-			fail "server: tests/server/run.sh printed no step (exit $rc, see $out/server.log)"
-		[ "$rc" = 0 ] || grep -q '^server: [^ ]* FAIL' "$out/server.log" ||
-			fail "server: tests/server/run.sh exited $rc (see $out/server.log)"
-	fi
-fi
-echo "packages: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
-stage_done
 
 # The selftests the kernel's way: selftests/ dropped into a copy of the
 # kselftest framework (from linux-source, vm/fetch-kernels.sh) as
@@ -597,6 +519,130 @@ for a in $vm_arches; do
 		fi
 	done
 done
+stage_done
+
+# What host_only did: host tests and the scenario judge (TAP), style
+# (TAP), the memory model (one line per litmus test).
+stage "host tests, style, memory model, Debian packages (run beside the builds)"
+progress_log=$out/host.log
+run_progress "host tests, style, memory model, Debian packages" progress_tap tail --pid="$host_pid" -f /dev/null
+wait "$host_pid" 2>/dev/null || true
+p0=$passed f0=$failed s0=$skipped
+rc=$(cat "$out/host.log.rc" 2>/dev/null) || rc=none
+count_tap host "$out/host.log"
+if [ "$tap_lines" = 0 ]; then
+	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
+elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
+	fail "host: tests/core exited $rc (see $out/host.log)"
+fi
+# The scenario benchmark's judge of expiries: what its "wrong" counts.
+rc=$(cat "$out/judge.log.rc" 2>/dev/null) || rc=none
+count_tap judge "$out/judge.log"
+if [ "$tap_lines" = 0 ]; then
+	fail "judge: bench/scenarios judge-test printed no TAP (exit $rc, see $out/judge.log)"
+elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
+	fail "judge: bench/scenarios judge-test exited $rc (see $out/judge.log)"
+fi
+echo "host: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
+p0=$passed f0=$failed
+rc=$(cat "$out/style.log.rc" 2>/dev/null) || rc=none
+count_tap style "$out/style.log"
+[ "$tap_lines" = 0 ] && fail "style: scripts/style.sh printed no TAP (exit $rc, see $out/style.log)"
+grep '^#' "$out/style.log" | grep -v '^# total:' || true
+echo "style: $((passed - p0)) passed, $((failed - f0)) failed"
+# The litmus tests of the module's lockless patterns against the kernel's
+# memory model (litmus/run.sh: herd7 in the sid chroot): each answer
+# herd7 gives that is not the one the test expects is a failure.
+lkmm_line=''
+while IFS= read -r line; do
+	case $line in
+	*' ok') pass ;;
+	*) fail "$line" ;;
+	esac
+done < <(grep -E '^lkmm: test=' "$out/lkmm.log" || true)
+lkmm_line=$(grep -E '^lkmm: tests=' "$out/lkmm.log" || true)
+if [ -z "$lkmm_line" ]; then
+	tail -n 10 "$out/lkmm.log"
+	fail "lkmm: litmus/run.sh printed no summary (exit $(cat "$out/lkmm.log.rc" 2>/dev/null || echo none), see $out/lkmm.log)"
+else
+	echo "$lkmm_line"
+fi
+# dpkg-buildpackage, then lintian: its errors fail the build; for the
+# other architectures, the cross-builds.
+p0=$passed f0=$failed
+if [ "$(cat "$out/deb.log.rc" 2>/dev/null)" = 0 ]; then
+	pass
+	n=0
+	for p in twheel-dkms libtwheel1 libtwheel-dev twheel-tools; do
+		ls "$out/deb/${p}_"*.deb >/dev/null 2>&1 && n=$((n + 1))
+	done
+	expect "deb: the four packages (twheel-dkms, libtwheel1, libtwheel-dev, twheel-tools; $n built)" [ "$n" = 4 ]
+	n=$(grep -c '^W: ' "$out/deb.log") || true
+	expect "deb: lintian has no warnings ($n, see $out/deb.log)" [ "$n" = 0 ]
+else
+	tail -n 20 "$out/deb.log"
+	fail "deb: packages build and lintian has no errors (see $out/deb.log)"
+fi
+for a in $deb_arches; do
+	if [ "$(cat "$out/deb-$a.log.rc" 2>/dev/null)" = 0 ]; then
+		pass
+		n=0
+		for p in libtwheel1 libtwheel-dev twheel-tools; do
+			ls "$out/deb-$a/${p}_"*"_$a.deb" >/dev/null 2>&1 && n=$((n + 1))
+		done
+		expect "deb ($a): the three packages (libtwheel1, libtwheel-dev, twheel-tools; $n built)" [ "$n" = 3 ]
+		w=$(grep -c '^W: ' "$out/deb-$a.log") || true
+		expect "deb ($a): lintian has no warnings ($w, see $out/deb-$a.log)" [ "$w" = 0 ]
+		echo "deb: arch=$a packages=$n $(sed -n 's/^make deb: \([0-9]*\) ELF files, all .*/elf_files=\1/p' "$out/deb-$a.log") lintian_warnings=$w"
+	else
+		tail -n 20 "$out/deb-$a.log"
+		fail "deb ($a): packages cross-build, their ELF files are $a's and lintian has no errors (see $out/deb-$a.log)"
+	fi
+done
+echo "deb: $((passed - p0)) passed, $((failed - f0)) failed"
+cat "$out/host-only-times"
+stage_done
+
+# The server test (make server-test: the packages installed, rebooted,
+# upgraded to another kernel and removed on a Debian 12 server VM under
+# systemd) runs when its image is in the cache: building the image takes
+# 50 min, more than CI's budget, so a machine without it reports one
+# skipped test. TWHEEL_SERVER=no skips it on a machine that has it.
+stage "server VM (Debian 12, systemd, DKMS), if its image is cached"
+p0=$passed f0=$failed s0=$skipped
+rc=0
+if [ "${TWHEEL_SERVER:-yes}" = no ]; then
+	echo "server: skipped (TWHEEL_SERVER=no)"
+	skip
+elif ! ls "$out/deb"/twheel-dkms_*.deb >/dev/null 2>&1; then
+	fail "server: no packages to install (the deb stage failed)"
+else
+	# The bindings as its users install them, only for a run that happens.
+	if "$top/tests/server/build-image.sh" --cached >/dev/null; then
+		"$top/tests/server/langs.sh" "$out/server-langs" >"$out/server-langs.log" 2>&1 ||
+			echo "server: the bindings did not build (see $out/server-langs.log)"
+	fi
+	run_progress "server VM" progress_server \
+		"$top/tests/server/run.sh" --if-cached --debs "$out/deb" --langs "$out/server-langs" \
+		--out "$out/server" >"$out/server.log" 2>&1 || rc=$?
+	if [ "$rc" = 4 ]; then
+		grep '^server: skipped' "$out/server.log" || echo "server: skipped (no cached image)"
+		skip
+	else
+		grep -E '^server: |^idle-server: conns=|^orders: total=|^restart: ids=' "$out/server.log" || true
+		while IFS= read -r line; do
+			case $line in
+			*' ok'|*' ok '*) pass ;;
+			*) fail "$line" ;;
+			esac
+		done < <(grep -E '^server: [^ ]+ (ok|FAIL)' "$out/server.log" || true)
+		grep -qE '^server: [^ ]+ (ok|FAIL)' "$out/server.log" ||
+			fail "server: tests/server/run.sh printed no step (exit $rc, see $out/server.log)"
+		[ "$rc" = 0 ] || grep -q '^server: [^ ]* FAIL' "$out/server.log" ||
+			fail "server: tests/server/run.sh exited $rc (see $out/server.log)"
+	fi
+fi
+echo "server VM: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
 stage_done
 
 # stress_progs KERNEL: sets plan_progs to the programs tests/stress/plan
@@ -1004,7 +1050,7 @@ for n in $(seq 1 "$lanes"); do
 	lane_pids+=($!)
 done
 set +m
-trap 'kill -- -$bg_pid ${lane_pids[*]/#/-} 2>/dev/null || true' EXIT
+trap 'kill -- -$bg_pid -$host_pid ${lane_pids[*]/#/-} 2>/dev/null || true' EXIT
 
 # lanes_alive: true while a lane runs.
 lanes_alive() {
@@ -1047,7 +1093,7 @@ fi
 echo
 echo "== summary (logs in $out)"
 printf '%s\n' "${timings[@]}"
-cat "$out/background-times" "$out/lane-times"
+cat "$out/host-only-times" "$out/background-times" "$out/lane-times"
 cpu_now
 printf '%5d s  %5d s CPU  total\n' \
 	$(( $(date +%s) - start_all )) "$cpu"
