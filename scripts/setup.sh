@@ -98,9 +98,12 @@ packages() {
 		echo gnuplot-nox ;;
 	scenarios)
 		# `make bench-scenarios`: the Redis peers' C client (hiredis,
-		# linked statically), and the VM's language root.
+		# linked statically), the VM's language root, and what the
+		# bindings' builds need (the Java jar carries its arm64 JNI
+		# library, cross-built).
 		echo libhiredis-dev
-		packages vm ;;
+		packages vm
+		packages bindings ;;
 	check) for p in build vm arm64 style core examples python deb bindings; do packages "$p"; done ;;
 	demo) for p in build vm; do packages "$p"; done ;;
 	*)
