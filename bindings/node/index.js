@@ -129,23 +129,15 @@ class Wheel extends EventEmitter {
       const o = ops[i];
       if (o === null || typeof o !== 'object')
         throw invalidType(`ops[${i}]`, 'of type object', o);
-      const code = OP_CODES[o.op];
+      const code = codec.opCode(o.op);
       if (code === undefined)
         throw invalidValue(`ops[${i}].op`, o.op, "must be 'add', 'refresh', 'cancel' or 'query'");
-      const id = codec.toId(o.id, this.#setup.bigint, `ops[${i}].id`);
-      let f = { timeout: 0n, flags: 0, slot: 0 };
-      if (code === C.OP_ADD || code === C.OP_REFRESH)
-        f = codec.opFields(o, code, this.#setup);
-      else if (o.timeoutMs !== undefined || o.timeoutNs !== undefined || o.deadlineNs !== undefined ||
-               o.slot !== undefined || o.addIfAbsent !== undefined)
-        throw invalidValue(`ops[${i}]`, o, `takes only op and id for ${o.op}`);
-      a.set(i, code, id, f.timeout, f.flags, f.slot);
-      ids[i] = codec.idOut(id, this.#setup.bigint);
+      ids[i] = codec.encodeOp(a, i, o, code, this.#setup);
     }
     this.#check('batch', undefined, this.batch);
     // A short count (a signal) leaves the rest unapplied: send it again.
     for (let done = 0; done < n;) {
-      const r = this.#h.batch(a.bytes.subarray(done * OP.size), n - done);
+      const r = this.#h.batch(done ? a.bytes.subarray(done * OP.size) : a.bytes, n - done);
       if (r < 0) {
         const err = systemError(r, 'ioctl', 'batch', {}, this.batch);
         err.applied = done;

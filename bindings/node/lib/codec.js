@@ -14,7 +14,11 @@
 // BigInts. Times are ns on the wheel's clock as BigInts (they pass 2^53 ns
 // after 104 days of uptime); durations may also be given in ms as Numbers.
 'use strict';
-const { constants: C } = require('./native');
+// A copy of the addon's constants, frozen: the addon's object, its 36
+// properties set one by one, is in V8's dictionary mode, where every
+// C.NAME on a hot path (a touch, an op of a batch) is a hash lookup; an
+// object literal's are fast properties.
+const C = Object.freeze({ ...require('./native').constants });
 const { invalidType, outOfRange, invalidValue, incompatible } = require('./errors');
 
 const U32_MAX = 0xffffffff;
@@ -222,11 +226,31 @@ class OpArray {
   }
 
   set(i, code, id, timeout, flags, slot) {
-    const q = i * (OP.size / 8), w = i * (OP.size / 4);
-    this.u64[q + OP.u64.id] = id;
-    this.u64[q + OP.u64.timeout] = timeout;
-    this.u64[q + OP.u64.deadline] = 0n;
-    this.u64[q + OP.u64.remaining] = 0n;
+    this.u64[i * (OP.size / 8) + OP.u64.id] = id;
+    this.setFields(i, code, timeout, flags, slot);
+  }
+
+  // An id that is a safe-integer Number, as two 32-bit words (no BigInt;
+  // little-endian, as encodeIds()).
+  setNumberId(i, id) {
+    const w = i * (OP.size / 4) + OP.u32.id;
+    this.u32[w] = id % 4294967296;
+    this.u32[w + 1] = id / 4294967296;
+  }
+
+  // All but the id; a zero timeout, deadline and remaining as 32-bit words.
+  setFields(i, code, timeout, flags, slot) {
+    const w = i * (OP.size / 4);
+    if (timeout === 0n) {
+      this.u32[w + OP.u32.timeout] = 0;
+      this.u32[w + OP.u32.timeout + 1] = 0;
+    } else {
+      this.u64[i * (OP.size / 8) + OP.u64.timeout] = timeout;
+    }
+    this.u32[w + OP.u32.deadline] = 0;
+    this.u32[w + OP.u32.deadline + 1] = 0;
+    this.u32[w + OP.u32.remaining] = 0;
+    this.u32[w + OP.u32.remaining + 1] = 0;
     this.u32[w + OP.u32.op] = code;
     this.u32[w + OP.u32.flags] = flags;
     this.i32[w + OP.u32.result] = 0;
@@ -244,6 +268,57 @@ class OpArray {
   remaining(i) {
     return this.u64[i * (OP.size / 8) + OP.u64.remaining];
   }
+}
+
+// The code of an op name ('add', 'refresh', 'cancel', 'query'), or
+// undefined: an own key of OP_CODES only, not Object.prototype's.
+function opCode(name) {
+  switch (name) {
+  case 'add': return C.OP_ADD;
+  case 'refresh': return C.OP_REFRESH;
+  case 'cancel': return C.OP_CANCEL;
+  case 'query': return C.OP_QUERY;
+  }
+  return typeof name !== 'symbol' && Object.hasOwn(OP_CODES, name) ? OP_CODES[name] : undefined;
+}
+
+// One op of Wheel#batch(), o ({ op, id, ...options }, op's code already
+// checked), checked as toId() and opFields() check it, into the i-th
+// struct of a (an OpArray). Returns its id as the wheel hands it back.
+// The common ops (a safe-integer Number id; no timeout, deadline or
+// addIfAbsent) make no BigInt and no object.
+function encodeOp(a, i, o, code, wheel) {
+  const v = o.id;
+  let id;
+  if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER && v % 1 === 0) {
+    a.setNumberId(i, v);
+    // As toId() and idOut() hand it back: a BigInt on a { bigint: true }
+    // wheel, and -0 as 0.
+    id = wheel.bigint ? BigInt(v) : v === 0 ? 0 : v;
+  } else {
+    const big = toId(v, wheel.bigint, `ops[${i}].id`);
+    a.u64[i * (OP.size / 8) + OP.u64.id] = big;
+    id = idOut(big, wheel.bigint);
+  }
+  const plain = o.timeoutMs === undefined && o.timeoutNs === undefined &&
+    o.deadlineNs === undefined && o.addIfAbsent === undefined;
+  if (code !== C.OP_ADD && code !== C.OP_REFRESH) {
+    if (!plain || o.slot !== undefined)
+      throw invalidValue(`ops[${i}]`, o, `takes only op and id for ${o.op}`);
+    a.setFields(i, code, 0n, 0, 0);
+  } else if (!plain) {
+    const f = opFields(o, code, wheel);
+    a.setFields(i, code, f.timeout, f.flags, f.slot);
+  } else if (o.slot === undefined) {
+    a.setFields(i, code, 0n, 0, 0);
+  } else if (o.slot === null) {
+    a.setFields(i, code, 0n, C.OPF_TOUCH, C.SLOT_NONE);
+  } else {
+    if (wheel.touchSlots === 0)
+      throw invalidValue('slot', o.slot, 'needs a wheel made with touchSlots');
+    a.setFields(i, code, 0n, C.OPF_TOUCH, toU32(o.slot, 'slot', 0, wheel.touchSlots - 1));
+  }
+  return id;
 }
 
 // A scratch array of ids for encodeIds(), grown on demand.
@@ -325,5 +400,5 @@ function decodeDump(u64, u32, n, bigint) {
 module.exports = {
   C, OP, EVENT, DUMP, OP_CODES, U64_MAX, SAFE_MAX, INT_MAX,
   toId, idOut, toNs, msToNs, toU32, toOptions, duration, setupOptions, maxTimeoutNs, opFields,
-  OpArray, IdArray, encodeIds, decodeEvents, decodeDump,
+  opCode, encodeOp, OpArray, IdArray, encodeIds, decodeEvents, decodeDump,
 };

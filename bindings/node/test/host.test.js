@@ -126,6 +126,47 @@ test('host: an encoded op has each field at its uapi offset, little-endian', () 
   assert.ok(a.capacity >= 100);
 });
 
+test('host: a batch op encodes as set() of its opFields(), every field over old bytes', () => {
+  const w = codec.setupOptions({ timeoutMs: 1000, touchSlots: 8 });
+  const big = codec.setupOptions({ timeoutMs: 1000, touchSlots: 8, bigint: true });
+  const cases = [
+    [w, { op: 'add', id: 0 }, 0], [w, { op: 'add', id: -0 }, 0],
+    [w, { op: 'add', id: 2 ** 32 + 7, slot: 3 }, 2 ** 32 + 7],
+    [w, { op: 'add', id: Number.MAX_SAFE_INTEGER, slot: null }, Number.MAX_SAFE_INTEGER],
+    [w, { op: 'refresh', id: 5, timeoutMs: 5 }, 5],
+    [w, { op: 'refresh', id: 5n, addIfAbsent: true, slot: 7 }, 5],
+    [w, { op: 'add', id: 6, deadlineNs: 123n }, 6],
+    [w, { op: 'cancel', id: 9 }, 9], [w, { op: 'query', id: 2n ** 53n - 1n }, Number.MAX_SAFE_INTEGER],
+    [big, { op: 'add', id: 1, slot: 1 }, 1n], [big, { op: 'cancel', id: 2n ** 64n - 1n }, 2n ** 64n - 1n],
+  ];
+  for (const [wheel, o, id] of cases) {
+    const code = codec.opCode(o.op);
+    const f = code === C.OP_ADD || code === C.OP_REFRESH ? codec.opFields(o, code, wheel) :
+      { timeout: 0n, flags: 0, slot: 0 };
+    const want = new codec.OpArray(2), got = new codec.OpArray(2);
+    want.set(1, code, codec.toId(o.id, wheel.bigint), f.timeout, f.flags, f.slot);
+    new Uint8Array(got.buffer).fill(0xa5);
+    assert.ok(Object.is(codec.encodeOp(got, 1, o, code, wheel), id), `${o.op} ${o.id}`);
+    assert.deepEqual(got.bytes.subarray(C.OP_SIZE), want.bytes.subarray(C.OP_SIZE), `${o.op} ${o.id}`);
+  }
+  const bad = (o, wheel, type, code) => throwsCode(() => codec.encodeOp(new codec.OpArray(1), 0, o,
+    codec.opCode(o.op), wheel), type, code);
+  bad({ op: 'add', id: 2 ** 53 }, w, RangeError, 'ERR_OUT_OF_RANGE');
+  bad({ op: 'add', id: 1.5 }, w, RangeError, 'ERR_OUT_OF_RANGE');
+  bad({ op: 'add', id: '1' }, w, TypeError, 'ERR_INVALID_ARG_TYPE');
+  bad({ op: 'add', id: 2n ** 53n }, w, RangeError, 'ERR_OUT_OF_RANGE');
+  bad({ op: 'add', id: 1, slot: 8 }, w, RangeError, 'ERR_OUT_OF_RANGE');
+  bad({ op: 'add', id: 1, slot: 1 }, codec.setupOptions({ timeoutMs: 1 }), TypeError, 'ERR_INVALID_ARG_VALUE');
+  bad({ op: 'add', id: 1, addIfAbsent: true }, w, TypeError, 'ERR_INVALID_ARG_VALUE');
+  bad({ op: 'cancel', id: 1, slot: 1 }, w, TypeError, 'ERR_INVALID_ARG_VALUE');
+  bad({ op: 'query', id: 1, timeoutMs: 1 }, w, TypeError, 'ERR_INVALID_ARG_VALUE');
+  assert.equal(codec.opCode('constructor'), undefined);
+  assert.equal(codec.opCode('__proto__'), undefined);
+  assert.equal(codec.opCode(Symbol('add')), undefined);
+  assert.equal(codec.opCode(new String('cancel')), C.OP_CANCEL);
+  assert.equal(Object.isFrozen(C), true);
+});
+
 test('host: refreshIds\' ids encode exactly, unsafe ones are a RangeError', () => {
   const scratch = new codec.IdArray();
   const ids = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, 12345678901234, 7n];
