@@ -51,12 +51,18 @@ die() { echo "chroot.sh: $*" >&2; exit 1; }
 
 # in_root DIR CMD...: CMD in the chroot at DIR, with a /tmp of its own:
 # each run's PIDs start at 1, so two builds side by side would otherwise
-# clash on the names make gives its jobserver fifos there.
+# clash on the names make gives its jobserver fifos there. PID 1 of the
+# namespace stays sh, which waits for CMD: the kernel gives a namespace's
+# init no default action for a signal from outside, so a CMD that were
+# PID 1 would outlive a SIGTERM to its caller's process group (a make
+# would kill its jobs and spin, holding the debug kernel's lock). As PID
+# 2, CMD takes the signal; when it exits, sh does, and with it whatever
+# is left in the namespace.
 in_root() {
 	local dir=$1
 	shift
 	unshare --mount --pid --fork --mount-proc="$dir/proc" \
-		sh -c 'mount -t tmpfs -o mode=1777 tmpfs "$0/tmp" && exec "$@"' "$dir" \
+		sh -c 'mount -t tmpfs -o mode=1777 tmpfs "$0/tmp" && "$@"' "$dir" \
 		chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
