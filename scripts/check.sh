@@ -527,22 +527,23 @@ stage "host tests, style, memory model, Debian packages (run beside the builds)"
 progress_log=$out/host.log
 run_progress "host tests, style, memory model, Debian packages" progress_tap tail --pid="$host_pid" -f /dev/null
 wait "$host_pid" 2>/dev/null || true
+# step_tap NAME WHAT: the TAP of host_only's step NAME ($out/NAME.log,
+# its exit status in NAME.log.rc), WHAT in the failure messages: a
+# failure if it printed no TAP, or exited non-zero with no test failing.
+step_tap() {
+	local name=$1 what=$2 log=$out/$1.log rc
+	rc=$(cat "$log.rc" 2>/dev/null) || rc=none
+	count_tap "$name" "$log"
+	if [ "$tap_lines" = 0 ]; then
+		fail "$name: $what printed no TAP (exit $rc, see $log)"
+	elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
+		fail "$name: $what exited $rc (see $log)"
+	fi
+}
 p0=$passed f0=$failed s0=$skipped
-rc=$(cat "$out/host.log.rc" 2>/dev/null) || rc=none
-count_tap host "$out/host.log"
-if [ "$tap_lines" = 0 ]; then
-	fail "host: tests/core printed no TAP (exit $rc, see $out/host.log)"
-elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
-	fail "host: tests/core exited $rc (see $out/host.log)"
-fi
+step_tap host tests/core
 # The scenario benchmark's judge of expiries: what its "wrong" counts.
-rc=$(cat "$out/judge.log.rc" 2>/dev/null) || rc=none
-count_tap judge "$out/judge.log"
-if [ "$tap_lines" = 0 ]; then
-	fail "judge: bench/scenarios judge-test printed no TAP (exit $rc, see $out/judge.log)"
-elif [ "$rc" != 0 ] && [ "$tap_failed" = 0 ]; then
-	fail "judge: bench/scenarios judge-test exited $rc (see $out/judge.log)"
-fi
+step_tap judge "bench/scenarios judge-test"
 echo "host: $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped"
 p0=$passed f0=$failed
 rc=$(cat "$out/style.log.rc" 2>/dev/null) || rc=none
